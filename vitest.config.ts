@@ -4,7 +4,14 @@ import { defineConfig } from "vitest/config"
 // each start real `claude` processes, so they get long timeouts.
 export default defineConfig({
   test: {
-    include: ["*.test.ts", "sdk/**/*.test.ts", "host/**/*.test.ts", "testkit/**/*.test.ts", "bench/**/*.test.ts", "e2e/**/*.test.ts"],
+    include: [
+      "*.test.ts",
+      "sdk/**/*.test.ts",
+      "host/**/*.test.ts",
+      "testkit/**/*.test.ts",
+      "bench/**/*.test.ts",
+      "e2e/**/*.test.ts",
+    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
