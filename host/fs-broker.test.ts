@@ -1,0 +1,229 @@
+import { mkdirSync, symlinkSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Stream } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type HostBroker, makeBroker } from "./broker.ts"
+import { lexicallyGranted } from "./fs-broker.ts"
+import { loadManifest, type Manifest } from "./manifest.ts"
+import { makeScopeSet } from "./scopes.ts"
+import { makeTempWorld, type TempWorld } from "./testing.ts"
+
+const repoRoot = join(import.meta.dirname, "..")
+const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+
+let world: TempWorld
+let manifest: Manifest
+let broker: HostBroker
+const managedLinux = "/etc/claude-code/managed-settings.json"
+const managedMac = "/Library/Application Support/ClaudeCode/managed-settings.json"
+
+beforeEach(async () => {
+  world = makeTempWorld()
+  manifest = await loadManifest(repoRoot)
+  broker = await makeBroker(manifest, {
+    home: world.home,
+    hostDataDir: world.hostData,
+    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
+    // The managed-settings scopes, moved into the temp world.
+    scopePaths: {
+      [managedLinux]: join(world.root, "etc/claude-code/managed-settings.json"),
+      [managedMac]: join(world.root, "Library/ClaudeCode/managed-settings.json"),
+    },
+  })
+})
+
+afterEach(async () => {
+  await broker.close()
+  world.cleanup()
+})
+
+const fs = () => broker.api.fs
+const read = (path: string) => run(fs().read(path))
+const refusals = () => broker.logger.refusals().map((e) => e.message)
+
+describe("fs.read scopes", () => {
+  it("~/.claude/**: inside is read (by ~ and by absolute path), a sibling of it is not", async () => {
+    world.write(join(world.home, ".claude/settings.json"), '{"a":1}')
+    world.write(join(world.home, ".ssh/id_rsa"), "secret")
+    world.write(join(world.home, ".claude.json"), "{}")
+    expect(await read("~/.claude/settings.json")).toBe('{"a":1}')
+    expect(await read(join(world.home, ".claude/settings.json"))).toBe('{"a":1}')
+    expect(await read("~/.ssh/id_rsa")).toBeNull()
+    expect(await read(join(world.home, ".claude.json"))).toBeNull()
+    expect(refusals()).toHaveLength(2)
+    expect(refusals()[0]).toContain(".ssh/id_rsa")
+  })
+
+  it("~/.agents/skills/**: inside is read, the rest of ~/.agents is not", async () => {
+    world.write(join(world.home, ".agents/skills/shared/SKILL.md"), "# shared")
+    world.write(join(world.home, ".agents/config.json"), "{}")
+    expect(await read("~/.agents/skills/shared/SKILL.md")).toBe("# shared")
+    expect(await read("~/.agents/config.json")).toBeNull()
+  })
+
+  it("workspace: readable once the host registers it, its neighbours never", async () => {
+    const settings = world.write(join(world.workspace, ".claude/settings.json"), "{}")
+    world.write(join(world.outside, "secret.txt"), "no")
+    expect(await read(settings)).toBeNull()
+    broker.addWorkspace(world.workspace)
+    expect(await read(settings)).toBe("{}")
+    expect(await read(join(world.outside, "secret.txt"))).toBeNull()
+    broker.removeWorkspace(world.workspace)
+    expect(await read(settings)).toBeNull()
+  })
+
+  it("data: the plugin's data folder, not the rest of the host's data (its storage file included)", async () => {
+    const legacy = world.write(join(broker.pluginDataDir, "legacy/instances.json"), "[]")
+    await run(broker.api.storage.set("k", 1))
+    expect(await read(legacy)).toBe("[]")
+    expect(fs().paths).toEqual({ home: world.home, data: broker.pluginDataDir })
+    expect(await read(broker.storage.file)).toBeNull()
+  })
+
+  it("the managed-settings files: exactly those paths, not their folders or siblings", async () => {
+    const linux = world.write(join(world.root, "etc/claude-code/managed-settings.json"), '{"linux":1}')
+    const mac = world.write(join(world.root, "Library/ClaudeCode/managed-settings.json"), '{"mac":1}')
+    const sibling = world.write(join(world.root, "etc/claude-code/other.json"), "{}")
+    expect(await read(linux)).toBe('{"linux":1}')
+    expect(await read(mac)).toBe('{"mac":1}')
+    expect(await read(sibling)).toBeNull()
+    expect(await run(fs().list(join(world.root, "etc/claude-code")))).toBeNull()
+  })
+
+  it("the scope matcher grants the real managed-settings paths and nothing else in /etc or /Library", () => {
+    const scopes = makeScopeSet(
+      (manifest.grants["fs.read"] ?? []).map((s) => s.scope),
+      { home: "/home/u", data: "/data/p", workspaces: () => ["/work/project"] },
+    )
+    const granted = (p: string) => lexicallyGranted(scopes.roots(), p, "/home/u")
+    expect(granted(managedLinux)).toBe(true)
+    expect(granted(managedMac)).toBe(true)
+    expect(granted("/etc/passwd")).toBe(false)
+    expect(granted("/etc/claude-code")).toBe(false)
+    expect(granted("/etc/claude-code/managed-settings.json/../../passwd")).toBe(false)
+    expect(granted("/Library/Application Support/ClaudeCode/other.json")).toBe(false)
+    expect(granted("~/.claude/projects/x.jsonl")).toBe(true)
+    expect(granted("/home/u/.claude")).toBe(true)
+    expect(granted("/home/u/.claudex/a")).toBe(false)
+    expect(granted("/work/project/src/a.ts")).toBe(true)
+    expect(granted("/work/projectile/a.ts")).toBe(false)
+    expect(granted("/data/p/legacy/instances.json")).toBe(true)
+    expect(granted("relative/path")).toBe(false)
+    expect(scopes.unknown).toEqual([])
+  })
+
+  it("`..` that climbs out of a scope is refused; one that stays inside is fine", async () => {
+    world.write(join(world.home, ".ssh/id_rsa"), "secret")
+    world.write(join(world.home, ".claude/settings.json"), "{}")
+    world.write(join(world.outside, "secret.txt"), "no")
+    broker.addWorkspace(world.workspace)
+    expect(await read("~/.claude/../.ssh/id_rsa")).toBeNull()
+    expect(await read(join(world.home, ".claude/projects/../../.ssh/id_rsa"))).toBeNull()
+    expect(await read(join(world.workspace, "../outside/secret.txt"))).toBeNull()
+    expect(await run(fs().list("~/.claude/.."))).toBeNull()
+    expect(await read("~/.claude/projects/../settings.json")).toBe("{}")
+    expect(refusals().length).toBe(4)
+  })
+
+  it("a relative path is refused", async () => {
+    expect(await read(".claude/settings.json")).toBeNull()
+    expect(refusals()[0]).toContain("not an absolute path")
+  })
+
+  it("a link from ~/.claude/skills into ~/.agents/skills is followed", async () => {
+    world.write(join(world.home, ".agents/skills/shared/SKILL.md"), "---\nname: shared\n---\n")
+    mkdirSync(join(world.home, ".claude/skills"), { recursive: true })
+    symlinkSync(join(world.home, ".agents/skills/shared"), join(world.home, ".claude/skills/shared"))
+    expect(await read("~/.claude/skills/shared/SKILL.md")).toContain("name: shared")
+    expect(await run(fs().list("~/.claude/skills"))).toEqual([{ name: "shared", kind: "link" }])
+    expect(await run(fs().realpath("~/.claude/skills/shared"))).toBe(
+      join(world.home, ".agents/skills/shared"),
+    )
+    expect((await run(fs().stat("~/.claude/skills/shared")))?.kind).toBe("directory")
+    expect(refusals()).toEqual([])
+  })
+
+  it("a link from ~/.claude/skills into /etc is refused, for a folder link and a file link", async () => {
+    mkdirSync(join(world.home, ".claude/skills"), { recursive: true })
+    symlinkSync("/etc", join(world.home, ".claude/skills/evil"))
+    symlinkSync("/etc/passwd", join(world.home, ".claude/skills/passwd"))
+    expect(await read("~/.claude/skills/evil/passwd")).toBeNull()
+    expect(await read("~/.claude/skills/passwd")).toBeNull()
+    expect(await run(fs().list("~/.claude/skills/evil"))).toBeNull()
+    expect(await run(fs().stat("~/.claude/skills/evil"))).toBeNull()
+    expect(await run(fs().realpath("~/.claude/skills/evil"))).toBeNull()
+    expect(refusals().length).toBe(5)
+    expect(refusals()[0]).toContain("/etc")
+  })
+
+  it("a link that leaves every scope and a second link that leads back in is still refused", async () => {
+    world.write(join(world.home, ".agents/skills/shared/SKILL.md"), "x")
+    mkdirSync(join(world.home, ".claude"), { recursive: true })
+    symlinkSync(world.outside, join(world.home, ".claude/out"))
+    symlinkSync(join(world.home, ".agents/skills/shared"), join(world.outside, "back"))
+    expect(await read("~/.claude/out/back/SKILL.md")).toBeNull()
+    expect(refusals()[0]).toContain(`the link ${join(world.home, ".claude/out")}`)
+  })
+
+  it("CLAUDE_CONFIG_DIR outside ~/.claude is not readable", async () => {
+    const configDir = join(world.root, "claude-alt")
+    world.write(join(configDir, "settings.json"), "{}")
+    world.write(join(configDir, "projects/-ws/s.jsonl"), "{}\n")
+    const b = await makeBroker(manifest, {
+      home: world.home,
+      hostDataDir: join(world.root, "host-data-2"),
+      env: { HOME: world.home, CLAUDE_CONFIG_DIR: configDir },
+    })
+    try {
+      const dir = await run(b.api.env.get("CLAUDE_CONFIG_DIR"))
+      expect(dir).toBe(configDir)
+      expect(await run(b.api.fs.read(`${dir}/settings.json`))).toBeNull()
+      expect(await run(b.api.fs.list(`${dir}/projects`))).toBeNull()
+      expect(b.logger.refusals()).toHaveLength(2)
+    } finally {
+      await b.close()
+    }
+  })
+})
+
+describe("fs operations", () => {
+  it("a missing file is null and not a refusal", async () => {
+    expect(await read("~/.claude/nothing.json")).toBeNull()
+    expect(await run(fs().stat("~/.claude/nothing.json"))).toBeNull()
+    expect(refusals()).toEqual([])
+  })
+
+  it("readRange clips to the size; stream starts at an offset; stat and list describe the tree", async () => {
+    const file = world.write(join(world.home, ".claude/projects/-ws/s.jsonl"), "0123456789")
+    world.write(join(world.home, ".claude/projects/-ws/sub/x.jsonl"), "")
+    expect(new TextDecoder().decode((await run(fs().readRange(file, 2, 5)))!)).toBe("234")
+    expect(new TextDecoder().decode((await run(fs().readRange(file, 8, 100)))!)).toBe("89")
+    expect((await run(fs().readRange(file, 20, 30)))?.length).toBe(0)
+    const stream = await run(fs().stream(file, 4))
+    const text = await run(stream!.pipe(Stream.decodeText(), Stream.mkString))
+    expect(text).toBe("456789")
+    expect(await run(fs().stream("~/.claude/projects"))).toBeNull()
+    const st = await run(fs().stat(file))
+    expect(st).toMatchObject({ kind: "file", size: 10 })
+    expect(st!.mtimeMs).toBeGreaterThan(0)
+    const entries = await run(fs().list("~/.claude/projects/-ws"))
+    expect([...entries!].sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: "s.jsonl", kind: "file" },
+      { name: "sub", kind: "directory" },
+    ])
+  })
+
+  it("streams a file larger than one chunk whole", async () => {
+    const big = "x".repeat(300_000)
+    const file = world.write(join(world.home, ".claude/big.txt"), big)
+    const stream = await run(fs().stream(file))
+    const bytes = await run(
+      Stream.runFold(
+        stream!,
+        () => 0,
+        (n, chunk) => n + chunk.length,
+      ),
+    )
+    expect(bytes).toBe(300_000)
+  })
+})

@@ -1,0 +1,167 @@
+/**
+ * api.fs: read-only file access inside the manifest's fs.read scopes.
+ *
+ * Every call resolves the path (`~` expanded, `.`/`..` folded) and refuses it
+ * unless it lies in a scope; then it follows links: the real path, and the
+ * target of every link on the way below the scope root, must itself lie in a
+ * scope. A refusal, a missing file or any I/O error answers null, never an
+ * error; refusals are logged.
+ */
+import { createReadStream, type Stats } from "node:fs"
+import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { Effect, Stream } from "effect"
+import type { DirEntry, FileStat, FsShape } from "../sdk/plugin-api.ts"
+import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
+
+export interface FsBrokerOptions {
+  readonly scopes: ScopeSet
+  readonly home: string
+  readonly data: string
+  /** Told of every refusal (path asked, why). */
+  readonly refuse: (path: string, reason: string) => void
+}
+
+type Access = { readonly ok: true; readonly real: string } | { readonly ok: false }
+
+const STREAM_CHUNK = 64 * 1024
+
+const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
+
+/** The scope roots plus where each really lives (a temp HOME under a linked /tmp, a linked ~/.claude). */
+const withRealRoots = async (roots: ReadonlyArray<ScopeRoot>): Promise<ReadonlyArray<ScopeRoot>> => {
+  const real = await Promise.all(
+    roots.map(async (r) => {
+      const target = await realOrNull(r.root)
+      return target && target !== r.root ? { ...r, root: target } : null
+    }),
+  )
+  return [...roots, ...real.filter((r): r is ScopeRoot => r !== null)]
+}
+
+const inAny = (roots: ReadonlyArray<ScopeRoot>, path: string) => roots.some((r) => covers(r, path))
+
+export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
+  const { scopes, home, refuse } = options
+
+  /** Decide whether `path` may be read, and where it really is. */
+  const authorize = async (path: string): Promise<Access> => {
+    if (typeof path !== "string" || path === "") {
+      refuse(String(path), "not a path")
+      return { ok: false }
+    }
+    const expanded = path === "~" || path.startsWith("~/") ? expandPath(path, home) : path
+    if (!expanded.startsWith("/")) {
+      refuse(path, "not an absolute path")
+      return { ok: false }
+    }
+    const normal = expandPath(expanded, home)
+    const roots = scopes.roots()
+    const scope = roots.find((r) => covers(r, normal))
+    if (!scope) {
+      refuse(
+        path,
+        normal === expanded
+          ? "outside every fs.read scope"
+          : `resolves to ${normal}, outside every fs.read scope`,
+      )
+      return { ok: false }
+    }
+    const real = await realOrNull(normal)
+    if (real === null) return { ok: false } // missing: null, not a refusal
+    if (real === normal) return { ok: true, real } // no link anywhere on the path
+    const granted = await withRealRoots(roots)
+    if (!inAny(granted, real)) {
+      refuse(path, `a link leads to ${real}, outside every fs.read scope`)
+      return { ok: false }
+    }
+    // Every link below the scope root must land in a scope too, even when a
+    // later link leads back in.
+    const rest = normal.slice(scope.root.length).split("/").filter(Boolean)
+    let prefix = scope.root
+    for (const part of rest) {
+      prefix = prefix === "/" ? `/${part}` : `${prefix}/${part}`
+      const info = await lstat(prefix).catch(() => null)
+      if (!info?.isSymbolicLink()) continue
+      const target = await realOrNull(prefix)
+      if (target === null) return { ok: false }
+      if (!inAny(granted, target)) {
+        refuse(path, `the link ${prefix} leads to ${target}, outside every fs.read scope`)
+        return { ok: false }
+      }
+    }
+    return { ok: true, real }
+  }
+
+  /** Run `f` on the real path when access is granted; null on refusal or any error. */
+  const guarded = <A>(path: string, f: (real: string) => Promise<A | null>): Effect.Effect<A | null> =>
+    Effect.promise(async () => {
+      try {
+        const access = await authorize(path)
+        return access.ok ? await f(access.real) : null
+      } catch {
+        return null
+      }
+    })
+
+  const kindOf = (s: Stats): FileStat["kind"] =>
+    s.isFile() ? "file" : s.isDirectory() ? "directory" : "other"
+
+  return {
+    paths: { home, data: options.data },
+    read: (path) => guarded(path, (real) => readFile(real, "utf8")),
+    readRange: (path, start, end) =>
+      guarded(path, async (real) => {
+        const handle = await open(real, "r")
+        try {
+          const size = (await handle.stat()).size
+          const from = Math.max(0, Math.min(Math.floor(start), size))
+          const to = Math.max(from, Math.min(Math.floor(end), size))
+          const bytes = new Uint8Array(to - from)
+          let done = 0
+          while (done < bytes.length) {
+            const { bytesRead } = await handle.read(bytes, done, bytes.length - done, from + done)
+            if (bytesRead === 0) break
+            done += bytesRead
+          }
+          return done === bytes.length ? bytes : bytes.subarray(0, done)
+        } finally {
+          await handle.close()
+        }
+      }),
+    stream: (path, start = 0) =>
+      guarded(path, async (real) => {
+        if (!(await stat(real)).isFile()) return null
+        return NodeStream.fromReadable<Uint8Array, unknown>({
+          evaluate: () =>
+            createReadStream(real, { start: Math.max(0, Math.floor(start)), highWaterMark: STREAM_CHUNK }),
+          onError: (error) => error,
+        }).pipe(
+          // The file vanished or failed mid-read: the stream ends where it got to.
+          Stream.catchCause(() => Stream.empty),
+        )
+      }),
+    stat: (path) =>
+      guarded(path, async (real) => {
+        const s = await stat(real)
+        return { kind: kindOf(s), size: s.size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
+      }),
+    list: (dir) =>
+      guarded(dir, async (real) => {
+        const entries = await readdir(real, { withFileTypes: true })
+        return entries.map(
+          (e): DirEntry => ({
+            name: e.name,
+            kind: e.isSymbolicLink() ? "link" : e.isFile() ? "file" : e.isDirectory() ? "directory" : "other",
+          }),
+        )
+      }),
+    realpath: (path) => guarded(path, async (real) => real),
+  }
+}
+
+/** For tests and the front end: would `path` be granted by these roots, lexically? */
+export const lexicallyGranted = (roots: ReadonlyArray<ScopeRoot>, path: string, home: string): boolean => {
+  if (!(path.startsWith("/") || path === "~" || path.startsWith("~/"))) return false
+  return inAny(roots, expandPath(path, home))
+}

@@ -1,0 +1,13 @@
+/** The Node plugin host: load a plugin under its manifest's grants and drive its agents. */
+export * from "./agents.ts"
+export * from "./broker.ts"
+export * from "./env-broker.ts"
+export * from "./events.ts"
+export * from "./fs-broker.ts"
+export * from "./host.ts"
+export * from "./log.ts"
+export * from "./manifest.ts"
+export * from "./process-broker.ts"
+export * from "./scopes.ts"
+export * from "./storage.ts"
+export * from "./tools.ts"

@@ -1,0 +1,373 @@
+/**
+ * api.process: granted commands only, found on the login PATH, each child the
+ * leader of its own process group so ending it ends everything it started.
+ *
+ * A spawned child lives as long as the caller's scope: closing the scope sends
+ * SIGTERM to the group, SIGKILL after a grace period, and waits for the exit
+ * (and for any member of the group still alive) before the scope is closed.
+ * The broker also tracks every live child, so the host can end them all.
+ */
+import { type ChildProcess, spawn as nodeSpawn } from "node:child_process"
+import { constants } from "node:fs"
+import { access, stat } from "node:fs/promises"
+import { posix } from "node:path"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { type Cause, Effect, Queue, type Scope, Stream } from "effect"
+import {
+  BrokerFailure,
+  NotGranted,
+  type ProcessExit,
+  type ProcessHandle,
+  type ProcessShape,
+  type RunResult,
+  type SpawnOptions,
+} from "../sdk/plugin-api.ts"
+import type { EnvSource } from "./env-broker.ts"
+
+export interface ProcessBrokerOptions {
+  readonly commands: ReadonlyArray<string>
+  /** The login environment, read at every call (PATH for the lookup, the child's env). */
+  readonly env: EnvSource
+  /** The working directory when the plugin names none. */
+  readonly defaultCwd: string
+  /** From SIGTERM to SIGKILL. Default 3 s. */
+  readonly killGraceMs?: number
+  /** Default timeout of `run`. Default 120 s. */
+  readonly runTimeoutMs?: number
+  readonly refuse: (command: string, reason: string) => void
+  readonly log: (message: string, data?: unknown) => void
+}
+
+export interface LiveProcess {
+  readonly pid: number
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+}
+
+export interface ProcessBroker extends ProcessShape {
+  /** Children not yet ended. */
+  readonly live: () => ReadonlyArray<LiveProcess>
+  /** End every live child (SIGTERM, SIGKILL after the grace) and wait for each. */
+  readonly closeAll: () => Promise<void>
+}
+
+interface Child extends LiveProcess {
+  readonly node: ChildProcess
+  readonly exited: Promise<ProcessExit>
+  exit: ProcessExit | null
+  ending: Promise<void> | null
+}
+
+// ---------------------------------------------------------------------------
+// Process groups
+
+const signalGroup = (child: Child, signal: NodeJS.Signals): void => {
+  try {
+    process.kill(-child.pid, signal)
+  } catch {
+    // No group (already gone) or not ours: fall back to the leader alone.
+    try {
+      child.node.kill(signal)
+    } catch {}
+  }
+}
+
+const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+const within = <A>(promise: Promise<A>, ms: number): Promise<boolean> =>
+  Promise.race([promise.then(() => true), sleep(ms).then(() => false)])
+
+/** Wait until no member of the group is left, up to `ms`. */
+const groupGone = async (pgid: number, ms: number): Promise<boolean> => {
+  const until = Date.now() + ms
+  while (groupAlive(pgid)) {
+    if (Date.now() >= until) return false
+    await sleep(25)
+  }
+  return true
+}
+
+// The last resort: if the host process itself exits, no child of ours stays.
+const everyLiveGroup = new Set<number>()
+let exitHookInstalled = false
+const installExitHook = () => {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  process.once("exit", () => {
+    for (const pgid of everyLiveGroup) {
+      try {
+        process.kill(-pgid, "SIGKILL")
+      } catch {}
+    }
+  })
+}
+
+// ---------------------------------------------------------------------------
+
+/** Login env + the caller's changes (a value of undefined removes the name). */
+export const mergeEnv = (
+  login: Readonly<Record<string, string | undefined>>,
+  changes: SpawnOptions["env"],
+): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(login)) if (v !== undefined) out[k] = v
+  for (const [k, v] of Object.entries(changes ?? {})) {
+    if (v === undefined) delete out[k]
+    else out[k] = v
+  }
+  return out
+}
+
+/** Where PATH finds an executable `command` (absolute PATH entries only: never the host's cwd). */
+export const findOnPath = async (command: string, pathVar: string | undefined): Promise<string | null> => {
+  for (const dir of (pathVar ?? "").split(posix.delimiter)) {
+    if (!dir.startsWith("/")) continue
+    const candidate = posix.join(dir, command)
+    try {
+      if (!(await stat(candidate)).isFile()) continue
+      await access(candidate, constants.X_OK)
+      return candidate
+    } catch {}
+  }
+  return null
+}
+
+export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker => {
+  const grace = options.killGraceMs ?? 3_000
+  const granted = new Set(options.commands)
+  const children = new Set<Child>()
+
+  const check = (command: string): NotGranted | null => {
+    if (typeof command !== "string" || command === "" || /[\\/]/.test(command)) {
+      options.refuse(String(command), "a command is a granted name, not a path")
+      return new NotGranted({ capability: "process", detail: `${command} (a path; only granted names run)` })
+    }
+    if (!granted.has(command)) {
+      options.refuse(command, "not in the manifest's process grant")
+      return new NotGranted({ capability: "process", detail: command })
+    }
+    return null
+  }
+
+  const which = (command: string): Effect.Effect<string | null, NotGranted> => {
+    const refused = check(command)
+    if (refused) return Effect.fail(refused)
+    return Effect.promise(() => findOnPath(command, options.env().PATH))
+  }
+
+  /** End a child: SIGTERM to its group, SIGKILL after the grace, wait, then sweep what is left of the group. */
+  const end = (child: Child, first: NodeJS.Signals = "SIGTERM"): Promise<void> => {
+    child.ending ??= (async () => {
+      if (!child.exit) {
+        signalGroup(child, first)
+        if (first === "SIGKILL" || !(await within(child.exited, grace))) {
+          signalGroup(child, "SIGKILL")
+          await child.exited
+        }
+      }
+      // Members of the group may outlive the leader (a shell's background job).
+      if (groupAlive(child.pid)) {
+        try {
+          process.kill(-child.pid, "SIGTERM")
+        } catch {}
+        if (!(await groupGone(child.pid, grace))) {
+          try {
+            process.kill(-child.pid, "SIGKILL")
+          } catch {}
+          // Bounded: a zombie nobody reaps still answers signal 0.
+          await groupGone(child.pid, 1_000)
+        }
+      }
+      children.delete(child)
+      everyLiveGroup.delete(child.pid)
+    })()
+    return child.ending
+  }
+
+  const start = (
+    command: string,
+    path: string,
+    args: ReadonlyArray<string>,
+    spawnOptions: SpawnOptions,
+  ): Effect.Effect<Child, BrokerFailure> =>
+    Effect.callback<Child, BrokerFailure>((resume) => {
+      let node: ChildProcess
+      try {
+        node = nodeSpawn(path, [...args], {
+          cwd: spawnOptions.cwd ?? options.defaultCwd,
+          env: mergeEnv(options.env(), spawnOptions.env),
+          detached: true, // its own process group, so the whole tree can be signalled
+          stdio: ["pipe", "pipe", "pipe"],
+        })
+      } catch (error) {
+        resume(Effect.fail(new BrokerFailure({ operation: "spawn", detail: `${command}: ${String(error)}` })))
+        return
+      }
+      const onError = (error: Error) => {
+        node.off("spawn", onSpawn)
+        resume(Effect.fail(new BrokerFailure({ operation: "spawn", detail: `${command}: ${error.message}` })))
+      }
+      const onSpawn = () => {
+        node.off("error", onError)
+        // Later errors (a failed kill, EPIPE on stdin) must never crash the host.
+        node.on("error", (error) => options.log("child process error", { command, error: error.message }))
+        node.stdin?.on("error", () => {})
+        const pid = node.pid!
+        let settle!: (exit: ProcessExit) => void
+        const child: Child = {
+          pid,
+          command,
+          args: [...args],
+          node,
+          exited: new Promise<ProcessExit>((r) => (settle = r)),
+          exit: null,
+          ending: null,
+        }
+        node.once("exit", (code, signal) => {
+          child.exit = { code, signal }
+          settle(child.exit)
+        })
+        children.add(child)
+        everyLiveGroup.add(pid)
+        installExitHook()
+        resume(Effect.succeed(child))
+      }
+      node.once("error", onError)
+      node.once("spawn", onSpawn)
+    })
+
+  const handleOf = (child: Child, stderrQueue: Queue.Queue<Uint8Array, Cause.Done>): ProcessHandle => {
+    let stdoutTaken = false
+    let stderrTaken = false
+    return {
+      pid: child.pid,
+      // Read lazily (the pipe's back-pressure holds the child); one reader only.
+      stdout: Stream.suspend(() => {
+        if (stdoutTaken || !child.node.stdout) return Stream.empty
+        stdoutTaken = true
+        const readable = child.node.stdout
+        return NodeStream.fromReadable<Uint8Array, unknown>({
+          evaluate: () => readable,
+          onError: (e) => e,
+        }).pipe(Stream.catchCause(() => Stream.empty))
+      }),
+      stderr: Stream.suspend(() => {
+        if (stderrTaken) return Stream.empty
+        stderrTaken = true
+        return Stream.fromQueue(stderrQueue)
+      }),
+      write: (text) =>
+        Effect.callback<void, BrokerFailure>((resume) => {
+          const stdin = child.node.stdin
+          if (!stdin || stdin.destroyed || stdin.writableEnded || child.exit) {
+            resume(
+              Effect.fail(
+                new BrokerFailure({ operation: "write", detail: `${child.command}: stdin is closed` }),
+              ),
+            )
+            return
+          }
+          stdin.write(text, (error) =>
+            resume(
+              error
+                ? Effect.fail(
+                    new BrokerFailure({ operation: "write", detail: `${child.command}: ${error.message}` }),
+                  )
+                : Effect.void,
+            ),
+          )
+        }),
+      closeStdin: Effect.sync(() => {
+        const stdin = child.node.stdin
+        if (stdin && !stdin.destroyed && !stdin.writableEnded) stdin.end()
+      }),
+      exit: Effect.promise(() => child.exited),
+      kill: (signal = "SIGTERM") =>
+        signal === "SIGINT"
+          ? Effect.sync(() => signalGroup(child, "SIGINT"))
+          : Effect.promise(() => end(child, signal)),
+    }
+  }
+
+  const spawn = (
+    command: string,
+    args: ReadonlyArray<string>,
+    spawnOptions: SpawnOptions = {},
+  ): Effect.Effect<ProcessHandle, NotGranted | BrokerFailure, Scope.Scope> =>
+    Effect.gen(function* () {
+      const path = yield* which(command)
+      if (path === null)
+        return yield* Effect.fail(
+          new BrokerFailure({ operation: "spawn", detail: `${command} is not on the login PATH` }),
+        )
+      // stderr is drained at once into a bounded buffer (oldest dropped), so a
+      // plugin that never reads it cannot stall the child on a full pipe.
+      const stderrQueue = yield* Queue.sliding<Uint8Array, Cause.Done>(4096)
+      const child = yield* Effect.acquireRelease(start(command, path, args, spawnOptions), (child) =>
+        Effect.promise(() => end(child)),
+      )
+      const stderr = child.node.stderr
+      if (stderr) {
+        stderr.on("data", (chunk: Buffer) => Queue.offerUnsafe(stderrQueue, new Uint8Array(chunk)))
+        stderr.once("close", () => Queue.endUnsafe(stderrQueue))
+        stderr.on("error", () => Queue.endUnsafe(stderrQueue))
+      } else Queue.endUnsafe(stderrQueue)
+      options.log("spawned", { command, args, pid: child.pid, cwd: spawnOptions.cwd ?? options.defaultCwd })
+      return handleOf(child, stderrQueue)
+    })
+
+  const collectText = (bytes: Stream.Stream<Uint8Array>) => bytes.pipe(Stream.decodeText(), Stream.mkString)
+
+  const run = (
+    command: string,
+    args: ReadonlyArray<string>,
+    runOptions: SpawnOptions & { readonly timeoutMs?: number; readonly stdin?: string } = {},
+  ): Effect.Effect<RunResult, NotGranted | BrokerFailure> => {
+    const timeoutMs = runOptions.timeoutMs ?? options.runTimeoutMs ?? 120_000
+    const { timeoutMs: _t, stdin, ...spawnOptions } = runOptions
+    return Effect.scoped(
+      Effect.gen(function* () {
+        const handle = yield* spawn(command, args, spawnOptions)
+        const feed = (stdin === undefined ? Effect.void : handle.write(stdin).pipe(Effect.ignore)).pipe(
+          Effect.andThen(handle.closeStdin),
+        )
+        const [stdout, stderr, exit] = yield* Effect.all(
+          [collectText(handle.stdout), collectText(handle.stderr), handle.exit, feed],
+          { concurrency: "unbounded" },
+        )
+        return { code: exit.code, stdout, stderr }
+      }),
+    ).pipe(
+      // Timing out interrupts the scope, which ends the child and waits for it.
+      Effect.timeoutOrElse({
+        duration: timeoutMs,
+        orElse: () =>
+          Effect.fail(
+            new BrokerFailure({
+              operation: "run",
+              detail: `${command} did not finish within ${timeoutMs} ms`,
+            }),
+          ),
+      }),
+    )
+  }
+
+  return {
+    spawn,
+    run,
+    which,
+    live: () => [...children].map(({ pid, command, args }) => ({ pid, command, args })),
+    closeAll: async () => {
+      await Promise.all([...children].map((child) => end(child)))
+    },
+  }
+}
