@@ -8,7 +8,7 @@
  * The broker also tracks every live child, so the host can end them all.
  */
 import { type ChildProcess, spawn as nodeSpawn } from "node:child_process"
-import { constants } from "node:fs"
+import { constants, readdirSync, readFileSync } from "node:fs"
 import { access, stat } from "node:fs/promises"
 import { posix } from "node:path"
 import * as NodeStream from "@effect/platform-node/NodeStream"
@@ -72,13 +72,39 @@ const signalGroup = (child: Child, signal: NodeJS.Signals): void => {
   }
 }
 
+/**
+ * Is any member of the group still running? Signal 0 also answers for
+ * zombies nobody has reaped yet (a container's init may never reap), so on
+ * Linux the members found in /proc must include one that is not a zombie.
+ */
 const groupAlive = (pgid: number): boolean => {
   try {
     process.kill(-pgid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM"
   }
+  const members = procGroupMembers(pgid)
+  return members === null || members.some((m) => m.state !== "Z")
+}
+
+/** Members of a process group from /proc (null where there is no /proc). */
+const procGroupMembers = (pgid: number): Array<{ pid: number; state: string }> | null => {
+  let pids: string[]
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name))
+  } catch {
+    return null
+  }
+  const members: Array<{ pid: number; state: string }> = []
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces): state ppid pgrp …
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (Number(pgrp) === pgid) members.push({ pid: Number(pid), state: state ?? "" })
+    } catch {}
+  }
+  return members
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

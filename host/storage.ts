@@ -68,11 +68,18 @@ export const openJsonStorage = async (
     }
   }
 
-  // One write at a time: each change chains a write of the state as it is
-  // when that write starts, so the file always ends at the latest state.
+  // One write at a time, each of the whole state as it is when that write
+  // starts. Changes made while a write is queued share it (they are all in
+  // the state it will write), so a burst of changes costs two writes, not n.
   let chain: Promise<void> = Promise.resolve()
+  let queued: Promise<void> | null = null
   const persist = (): Promise<void> => {
-    const next = chain.then(() => writeAtomically(file, JSON.stringify(Object.fromEntries(values), null, 2)))
+    if (queued) return queued
+    const next = chain.then(() => {
+      queued = null
+      return writeAtomically(file, JSON.stringify(Object.fromEntries(values), null, 2))
+    })
+    queued = next
     chain = next.catch((error) => onError("plugin storage write failed", { file, error: String(error) }))
     return next
   }

@@ -3,7 +3,7 @@
  * folder outside every scope, a bin folder for fake commands) in one temp
  * folder, and fake executables.
  */
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 
@@ -58,8 +58,14 @@ export const makeTempWorld = (prefix = "cvg-host-"): TempWorld => {
 export const pidAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+  // A zombie (exited, not yet reaped by init) is not running.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"
+  } catch {
+    return true
   }
 }

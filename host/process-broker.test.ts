@@ -1,0 +1,267 @@
+import { join } from "node:path"
+import { Effect, Exit, Scope, Stream } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { lines } from "../sdk/lines.ts"
+import type { ProcessHandle } from "../sdk/plugin-api.ts"
+import { type HostBroker, makeBroker } from "./broker.ts"
+import { loadManifest } from "./manifest.ts"
+import { makeTempWorld, pidAlive, type TempWorld } from "./testing.ts"
+
+const repoRoot = join(import.meta.dirname, "..")
+
+// A stand-in for `claude`: modes by first argument.
+const FAKE_CLAUDE = `#!/bin/sh
+case "$1" in
+  --version) echo "2.1.332 (Claude Code)"; exit 0 ;;
+  echo)
+    echo "started $PWD \${FAKE_VAR-unset} \${REMOVED-unset}"
+    while IFS= read -r line; do echo "echo:$line"; done
+    echo "stdin closed" >&2
+    exit 3 ;;
+  cat) cat; exit 0 ;;
+  stubborn)
+    trap '' TERM
+    sleep 1000 &
+    echo "child $!"
+    while true; do sleep 0.05; done ;;
+  polite)
+    sleep 1000 &
+    echo "child $!"
+    wait ;;
+  sleep) sleep 1000 ;;
+esac
+`
+
+let world: TempWorld
+let broker: HostBroker
+let loginEnv: Record<string, string | undefined>
+
+beforeEach(async () => {
+  world = makeTempWorld()
+  world.command("claude", FAKE_CLAUDE)
+  world.command("bash", "echo not granted") // on the login PATH, but not granted
+  loginEnv = { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin`, REMOVED: "present" }
+  broker = await makeBroker(await loadManifest(repoRoot), {
+    home: world.home,
+    hostDataDir: world.hostData,
+    env: () => loginEnv,
+    killGraceMs: 400,
+  })
+})
+
+afterEach(async () => {
+  await broker.close()
+  world.cleanup()
+})
+
+const proc = () => broker.api.process
+const failureOf = async (effect: Effect.Effect<unknown, unknown, Scope.Scope>) => {
+  const exit = await Effect.runPromiseExit(Effect.scoped(effect))
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+  return (exit.cause.reasons[0] as { error?: { _tag: string; message: string } }).error
+}
+
+/** A line reader over a handle's stdout, pulled one line at a time. */
+const lineReader = (handle: ProcessHandle) =>
+  Effect.gen(function* () {
+    const pull = yield* Stream.toPull(lines(handle.stdout))
+    const buffered: string[] = []
+    return Effect.gen(function* () {
+      while (buffered.length === 0) buffered.push(...(yield* pull))
+      return buffered.shift()!
+    })
+  })
+
+describe("process grants", () => {
+  it("which finds a granted command on the login PATH, not on the host's", async () => {
+    expect(process.env.PATH?.split(":")).not.toContain(world.bin)
+    expect(await Effect.runPromise(proc().which("claude"))).toBe(join(world.bin, "claude"))
+    loginEnv = { ...loginEnv, PATH: "/usr/bin:/bin" }
+    expect(await Effect.runPromise(proc().which("claude"))).toBeNull()
+  })
+
+  it("a command not on the list is NotGranted, even when it is on the PATH", async () => {
+    const error = await failureOf(proc().spawn("bash", ["-c", "true"]))
+    expect(error).toMatchObject({ _tag: "NotGranted", capability: "process" })
+    expect(await failureOf(proc().run("bash", []))).toMatchObject({ _tag: "NotGranted" })
+    expect(await failureOf(proc().which("bash"))).toMatchObject({ _tag: "NotGranted" })
+    expect(broker.logger.refusals().map((e) => e.message)).toEqual([
+      "refused process: bash (not in the manifest's process grant)",
+      "refused process: bash (not in the manifest's process grant)",
+      "refused process: bash (not in the manifest's process grant)",
+    ])
+  })
+
+  it("a command given as a path is NotGranted, even the granted one's own path", async () => {
+    for (const command of [join(world.bin, "claude"), "./claude", "bin/claude", "../claude"]) {
+      expect(await failureOf(proc().spawn(command, []))).toMatchObject({ _tag: "NotGranted" })
+      expect(await failureOf(proc().which(command))).toMatchObject({ _tag: "NotGranted" })
+    }
+  })
+
+  it("a granted command missing from the login PATH is a BrokerFailure", async () => {
+    loginEnv = { ...loginEnv, PATH: "/nonexistent" }
+    expect(await failureOf(proc().spawn("claude", ["echo"]))).toMatchObject({
+      _tag: "BrokerFailure",
+      detail: "claude is not on the login PATH",
+    })
+  })
+})
+
+describe("spawn", () => {
+  it("round-trips stdin to stdout, with cwd and env (login env merged, undefined removes)", async () => {
+    broker.addWorkspace(world.workspace)
+    const result = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* proc().spawn("claude", ["echo"], {
+            cwd: world.workspace,
+            env: { FAKE_VAR: "set", REMOVED: undefined },
+          })
+          const next = yield* lineReader(handle)
+          const first = yield* next
+          yield* handle.write("hello\n")
+          const second = yield* next
+          yield* handle.write("world\n")
+          const third = yield* next
+          yield* handle.closeStdin
+          const stderr = yield* handle.stderr.pipe(Stream.decodeText(), Stream.mkString)
+          const exit = yield* handle.exit
+          const afterExit = yield* Effect.result(handle.write("late\n"))
+          return { first, second, third, stderr, exit, afterExit, pid: handle.pid }
+        }),
+      ),
+    )
+    expect(result.first).toBe(`started ${world.workspace} set unset`)
+    expect(result.second).toBe("echo:hello")
+    expect(result.third).toBe("echo:world")
+    expect(result.stderr).toBe("stdin closed\n")
+    expect(result.exit).toEqual({ code: 3, signal: null })
+    expect(result.afterExit._tag).toBe("Failure")
+    expect(pidAlive(result.pid!)).toBe(false)
+  })
+
+  it("runs in HOME when no cwd is given", async () => {
+    const first = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* proc().spawn("claude", ["echo"])
+          return yield* yield* lineReader(handle)
+        }),
+      ),
+    )
+    expect(first).toBe(`started ${world.home} unset present`)
+  })
+
+  it("kill: SIGTERM ends a polite child and its group", async () => {
+    const { exit, grandchild } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* proc().spawn("claude", ["polite"])
+          const line = yield* yield* lineReader(handle)
+          yield* handle.kill()
+          return { exit: yield* handle.exit, grandchild: Number(line.split(" ")[1]) }
+        }),
+      ),
+    )
+    expect(exit).toEqual({ code: null, signal: "SIGTERM" })
+    expect(pidAlive(grandchild)).toBe(false)
+  })
+
+  it("kill: a child that ignores SIGTERM gets SIGKILL after the grace", async () => {
+    const started = Date.now()
+    const { exit, grandchild } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* proc().spawn("claude", ["stubborn"])
+          const line = yield* yield* lineReader(handle)
+          yield* handle.kill("SIGTERM")
+          return { exit: yield* handle.exit, grandchild: Number(line.split(" ")[1]) }
+        }),
+      ),
+    )
+    expect(exit).toEqual({ code: null, signal: "SIGKILL" })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400)
+    expect(pidAlive(grandchild)).toBe(false)
+  })
+
+  it("closing the scope ends the process group and waits for the exit", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    const { pid, grandchild } = await Effect.runPromise(
+      Effect.gen(function* () {
+        const handle = yield* proc().spawn("claude", ["stubborn"])
+        const line = yield* yield* lineReader(handle)
+        return { pid: handle.pid!, grandchild: Number(line.split(" ")[1]) }
+      }).pipe(Scope.provide(scope)),
+    )
+    expect(pidAlive(pid)).toBe(true)
+    expect(broker.processes.live().map((p) => p.pid)).toEqual([pid])
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    // No polling: once close returns, the child and its group are gone.
+    expect(pidAlive(pid)).toBe(false)
+    expect(pidAlive(grandchild)).toBe(false)
+    expect(broker.processes.live()).toEqual([])
+  })
+
+  it("an interrupted fiber's scope ends its child too", async () => {
+    let pid = 0
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* proc().spawn("claude", ["sleep"])
+          pid = handle.pid!
+          yield* Effect.never
+        }),
+      ).pipe(Effect.timeout(300), Effect.ignore),
+    )
+    expect(pid).toBeGreaterThan(0)
+    expect(pidAlive(pid)).toBe(false)
+  })
+
+  it("broker.close ends children whose scope the plugin never closed", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    const pid = await Effect.runPromise(
+      proc()
+        .spawn("claude", ["sleep"])
+        .pipe(
+          Effect.map((h) => h.pid!),
+          Scope.provide(scope),
+        ),
+    )
+    expect(pidAlive(pid)).toBe(true)
+    await broker.close()
+    expect(pidAlive(pid)).toBe(false)
+  })
+
+  it("stderr a plugin never reads does not stall the child", async () => {
+    world.command("claude", `#!/bin/sh\nhead -c 2000000 /dev/zero >&2\necho done\n`)
+    const line = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const handle = yield* proc().spawn("claude", [])
+          return yield* yield* lineReader(handle)
+        }),
+      ).pipe(Effect.timeout(10_000)),
+    )
+    expect(line).toBe("done")
+  })
+})
+
+describe("run", () => {
+  it("collects output and the exit code", async () => {
+    const result = await Effect.runPromise(proc().run("claude", ["--version"]))
+    expect(result).toEqual({ code: 0, stdout: "2.1.332 (Claude Code)\n", stderr: "" })
+  })
+
+  it("feeds stdin", async () => {
+    const result = await Effect.runPromise(proc().run("claude", ["cat"], { stdin: "a\nb\n" }))
+    expect(result.stdout).toBe("a\nb\n")
+  })
+
+  it("times out, ending the child", async () => {
+    const error = await failureOf(proc().run("claude", ["sleep"], { timeoutMs: 200 }))
+    expect(error).toMatchObject({ _tag: "BrokerFailure", operation: "run" })
+    expect(error?.message).toContain("did not finish within 200 ms")
+    expect(broker.processes.live()).toEqual([])
+  })
+})
