@@ -1,0 +1,200 @@
+import { describe, expect, it } from "vitest"
+import { modelCatalog } from "./models.ts"
+import {
+  agentOptions,
+  applyOption,
+  appliesAtNextStart,
+  launchFlags,
+  liveRequests,
+  OPTION_IDS,
+  optionsRecord,
+  parseOptions,
+  promptKeywords,
+} from "./options.ts"
+
+const catalog = modelCatalog({
+  models: [
+    {
+      value: "default",
+      resolvedModel: "claude-opus-5-5",
+      supportedEffortLevels: ["low", "medium", "high", "xhigh", "max"],
+    },
+    {
+      value: "opus",
+      resolvedModel: "claude-opus-5-5",
+      supportedEffortLevels: ["low", "medium", "high", "xhigh", "max"],
+    },
+    { value: "haiku", resolvedModel: "claude-haiku-5-5" },
+  ],
+})
+
+describe("parseOptions", () => {
+  it("reads the host's record and drops what it cannot use", () => {
+    expect(
+      parseOptions({
+        model: "opus",
+        effort: "HIGH",
+        approval_mode: "accept_edits",
+        thinking: false,
+        fast_mode: "on",
+      }),
+    ).toEqual({ model: "opus", effort: "high", approval: "accept_edits", thinking: false, fastMode: true })
+    expect(parseOptions({ approval_mode: "yolo", thinking: "maybe", model: "  " })).toEqual({})
+    expect(parseOptions(undefined)).toEqual({})
+  })
+  it("round-trips through optionsRecord and applyOption", () => {
+    const opts = parseOptions({ model: "opus", approval_mode: "full" })
+    expect(parseOptions(optionsRecord(opts))).toEqual(opts)
+    expect(applyOption(opts, OPTION_IDS.effort, "ultracode")).toEqual({ ...opts, effort: "ultracode" })
+    expect(applyOption(opts, OPTION_IDS.approval, "bogus")).toEqual({ model: "opus" })
+  })
+})
+
+describe("launchFlags", () => {
+  it("sends the strictest permission mode when approval is unset, and summarized thinking", () => {
+    expect(launchFlags({}, catalog)).toEqual([
+      "--permission-mode",
+      "default",
+      "--thinking-display",
+      "summarized",
+    ])
+  })
+  it.each([
+    ["supervised", ["--permission-mode", "default"]],
+    ["accept_edits", ["--permission-mode", "acceptEdits"]],
+    ["auto", ["--permission-mode", "auto"]],
+    ["full", ["--permission-mode", "bypassPermissions", "--allow-dangerously-skip-permissions"]],
+  ] as const)("maps approval %s", (approval, expected) => {
+    const flags = launchFlags({ approval }, catalog)
+    expect(flags.slice(0, expected.length)).toEqual(expected)
+    expect(flags.includes("--allow-dangerously-skip-permissions")).toBe(approval === "full")
+  })
+  it("passes the versioned model for a stored alias, effort, thinking off and fast mode", () => {
+    expect(launchFlags({ model: "opus", effort: "max", thinking: false, fastMode: true }, catalog)).toEqual([
+      "--model",
+      "claude-opus-5-5",
+      "--effort",
+      "max",
+      "--permission-mode",
+      "default",
+      "--thinking",
+      "disabled",
+      "--settings",
+      '{"fastMode":true}',
+    ])
+  })
+  it("sends ultracode as --effort ultracode, only for a model with xhigh", () => {
+    expect(launchFlags({ model: "claude-opus-5-5", effort: "ultracode" }, catalog)).toContain("ultracode")
+    const opus46 = launchFlags({ model: "claude-opus-4-6", effort: "ultracode" }, catalog)
+    expect(opus46).not.toContain("--effort")
+  })
+  it("leaves out an effort the model does not take and fast mode where it does not exist", () => {
+    const flags = launchFlags({ model: "claude-haiku-4-5", effort: "high", fastMode: true }, catalog)
+    expect(flags).toEqual([
+      "--model",
+      "claude-haiku-4-5",
+      "--permission-mode",
+      "default",
+      "--thinking-display",
+      "summarized",
+    ])
+  })
+  it("passes an unknown model as stored", () => {
+    expect(launchFlags({ model: "claude-opus-9", effort: "high" }, catalog).slice(0, 4)).toEqual([
+      "--model",
+      "claude-opus-9",
+      "--effort",
+      "high",
+    ])
+  })
+})
+
+describe("liveRequests", () => {
+  it("model → set_model with the versioned id; back to default without one", () => {
+    expect(liveRequests("model", "opus", {}, catalog)).toEqual([
+      { subtype: "set_model", model: "claude-opus-5-5" },
+    ])
+    expect(liveRequests("model", "default", {}, catalog)).toEqual([{ subtype: "set_model" }])
+  })
+  it("approval → set_permission_mode", () => {
+    expect(liveRequests("approval_mode", "accept_edits", {})).toEqual([
+      { subtype: "set_permission_mode", mode: "acceptEdits" },
+    ])
+    expect(liveRequests("approval_mode", "full", {})).toEqual([
+      { subtype: "set_permission_mode", mode: "bypassPermissions" },
+    ])
+  })
+  it("effort → apply_flag_settings; ultracode is xhigh plus ultracode, any other level turns it off", () => {
+    expect(liveRequests("effort", "ultracode", {})).toEqual([
+      { subtype: "apply_flag_settings", settings: { effortLevel: "xhigh", ultracode: true } },
+    ])
+    expect(liveRequests("effort", "low", {})).toEqual([
+      { subtype: "apply_flag_settings", settings: { effortLevel: "low", ultracode: false } },
+    ])
+    expect(liveRequests("effort", "default", {})).toEqual([
+      { subtype: "apply_flag_settings", settings: { effortLevel: null, ultracode: false } },
+    ])
+  })
+  it("fast mode → apply_flag_settings; thinking applies at the next start", () => {
+    expect(liveRequests("fast_mode", true, {})).toEqual([
+      { subtype: "apply_flag_settings", settings: { fastMode: true } },
+    ])
+    expect(liveRequests("thinking", false, {})).toEqual([])
+    expect(appliesAtNextStart("thinking")).toBe(true)
+    expect(appliesAtNextStart("model")).toBe(false)
+  })
+})
+
+describe("agentOptions", () => {
+  const byId = (settings?: Record<string, unknown>) =>
+    Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
+
+  it("declares model, effort, approval, thinking and fast mode", () => {
+    const options = byId()
+    expect(Object.keys(options)).toEqual(["model", "effort", "approval_mode", "thinking", "fast_mode"])
+    expect(options.model?.default).toBe("claude-opus-5-5")
+    expect(options.model?.choices?.map((c) => c.value)).not.toContain("default")
+    expect(options.approval_mode?.default).toBe("supervised")
+    expect(options.approval_mode?.choices?.map((c) => c.value)).toEqual([
+      "supervised",
+      "accept_edits",
+      "auto",
+      "full",
+    ])
+    expect(options.thinking).toMatchObject({ kind: "toggle", default: true, appliesAtNextStart: true })
+  })
+  it("puts ultracode after max for models with xhigh: transient, with the workflow mark", () => {
+    const effort = byId().effort
+    expect(effort?.choices?.map((c) => c.value)).toEqual([
+      "low",
+      "medium",
+      "high",
+      "xhigh",
+      "max",
+      "ultracode",
+    ])
+    const opus = effort?.choicesByModel?.["claude-opus-5-5"]
+    expect(opus?.at(-1)).toMatchObject({ value: "ultracode", transient: true, mark: "workflow" })
+    expect(effort?.choicesByModel?.["claude-opus-4-6"]?.map((c) => c.value)).toEqual([
+      "low",
+      "medium",
+      "high",
+      "max",
+    ])
+    expect(effort?.choicesByModel?.["claude-haiku-4-5"]).toEqual([])
+  })
+  it("offers no ultracode when workflows are off", () => {
+    const effort = byId({ enableWorkflows: false }).effort
+    expect(effort?.choices?.map((c) => c.value)).not.toContain("ultracode")
+    expect(effort?.choicesByModel?.["claude-opus-5-5"]?.map((c) => c.value)).not.toContain("ultracode")
+  })
+})
+
+describe("promptKeywords", () => {
+  it("declares ultracode unless the keyword trigger or workflows are off", () => {
+    expect(promptKeywords({}).map((k) => k.word)).toEqual(["ultracode"])
+    expect(promptKeywords(undefined).map((k) => k.word)).toEqual(["ultracode"])
+    expect(promptKeywords({ workflowKeywordTriggerEnabled: false })).toEqual([])
+    expect(promptKeywords({ enableWorkflows: false })).toEqual([])
+  })
+})
