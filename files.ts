@@ -1,0 +1,212 @@
+/**
+ * Reads through the broker's `Fs` service. A missing or ungranted file is
+ * null, never an error. Transcripts are large (1-2 MB for a short session,
+ * tens of MB for a long one), so besides whole reads there are byte ranges
+ * (a head and a tail) and a line scanner that streams the file and lets the
+ * caller skip a line by its first bytes without ever decoding it.
+ */
+import { Effect, Stream } from "effect"
+import { Fs } from "./sdk/plugin-api.ts"
+
+const decoder = new TextDecoder()
+
+/** Whole file as text, or null. */
+export const readText = (path: string): Effect.Effect<string | null, never, Fs> =>
+  Effect.gen(function* () {
+    return yield* (yield* Fs).read(path)
+  })
+
+/** A JSON file parsed, or null when missing, ungranted or not JSON. */
+export const readJson = (path: string): Effect.Effect<unknown, never, Fs> =>
+  Effect.map(readText(path), (text) => {
+    if (text === null) return null
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      return null
+    }
+  })
+
+/** The first `bytes` bytes of a file as text (a split character at the cut is replaced), or null. */
+export const readHead = (path: string, bytes: number): Effect.Effect<string | null, never, Fs> =>
+  Effect.gen(function* () {
+    const data = yield* (yield* Fs).readRange(path, 0, bytes)
+    return data === null ? null : decoder.decode(data)
+  })
+
+/**
+ * The last `bytes` bytes of a file as text, or null. Pass `size` when it is
+ * already known (from `stat`) to save a call.
+ */
+export const readTail = (path: string, bytes: number, size?: number): Effect.Effect<string | null, never, Fs> =>
+  Effect.gen(function* () {
+    const fs = yield* Fs
+    const total = size ?? (yield* fs.stat(path))?.size
+    if (total === undefined) return null
+    const data = yield* fs.readRange(path, Math.max(0, total - bytes), total)
+    return data === null ? null : decoder.decode(data)
+  })
+
+/**
+ * Decides from a line's first bytes (at most `LinePrefix` of them) whether
+ * the line is wanted. A line it refuses is never copied or decoded.
+ */
+export type LineFilter = (prefix: Uint8Array) => boolean
+
+/** How many leading bytes of a line a `LineFilter` sees (fewer when the line is shorter). */
+export const LinePrefix = 512
+
+/**
+ * Splits byte chunks into lines, handing over only those the filter keeps
+ * (as bytes; `\r` before `\n` dropped; valid only during the call). `end()`
+ * gives the last line when the data did not end with a newline: a torn line
+ * of a file still being written, which the caller parses like any other and
+ * drops if it fails.
+ */
+export class LineSplitter {
+  private pieces: Uint8Array[] = []
+  private pendingLength = 0
+  /** The current line's fate: undefined while fewer than LinePrefix bytes are known. */
+  private keep: boolean | undefined = undefined
+
+  constructor(
+    private readonly onLine: (line: Uint8Array) => void,
+    private readonly filter?: LineFilter,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    let at = 0
+    while (at < chunk.length) {
+      const nl = chunk.indexOf(10, at)
+      const stop = nl < 0 ? chunk.length : nl
+      if (this.pendingLength === 0 && this.keep === undefined && nl >= 0) {
+        // The whole line lies in this chunk: decide and decode it without copying.
+        const line = chunk.subarray(at, stop)
+        if (this.wanted(line)) this.emit(line)
+      } else {
+        this.feed(chunk.subarray(at, stop))
+        if (nl >= 0) this.finishLine()
+      }
+      at = nl < 0 ? chunk.length : nl + 1
+    }
+  }
+
+  /** Flush a last line that had no newline. */
+  end(): void {
+    if (this.pendingLength > 0 || this.keep !== undefined) this.finishLine()
+  }
+
+  private wanted(line: Uint8Array): boolean {
+    if (line.length === 0) return false
+    return this.filter === undefined || this.filter(line.length > LinePrefix ? line.subarray(0, LinePrefix) : line)
+  }
+
+  /** Part of a line that spans chunks. */
+  private feed(part: Uint8Array): void {
+    if (this.keep === false || part.length === 0) return
+    // Own the bytes: the chunk may be reused by its producer.
+    this.pieces.push(part.slice())
+    this.pendingLength += part.length
+    if (this.keep === undefined && this.pendingLength >= LinePrefix) {
+      this.keep = this.wanted(this.joined(LinePrefix))
+      if (!this.keep) this.reset(false)
+    }
+  }
+
+  private finishLine(): void {
+    if (this.keep !== false && this.pendingLength > 0) {
+      const line = this.joined(this.pendingLength)
+      if (this.keep === true || this.wanted(line)) this.emit(line)
+    }
+    this.reset(undefined)
+  }
+
+  private reset(keep: boolean | undefined): void {
+    this.pieces = []
+    this.pendingLength = 0
+    this.keep = keep
+  }
+
+  /** The first `length` pending bytes as one array. */
+  private joined(length: number): Uint8Array {
+    const first = this.pieces[0]
+    if (first !== undefined && first.length >= length) return first.subarray(0, length)
+    const out = new Uint8Array(length)
+    let at = 0
+    for (const piece of this.pieces) {
+      const take = Math.min(piece.length, length - at)
+      out.set(piece.subarray(0, take), at)
+      at += take
+      if (at === length) break
+    }
+    if (this.pieces.length > 1 && length === this.pendingLength) this.pieces = [out]
+    return out
+  }
+
+  private emit(line: Uint8Array): void {
+    const end = line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length
+    this.onLine(line.subarray(0, end))
+  }
+}
+
+/**
+ * Stream a file's lines as bytes into `onLine`, keeping only lines `filter`
+ * accepts. Returns false when the file is missing or ungranted. A read error
+ * mid-file ends the scan where it got to.
+ */
+export const forEachLineBytes = (
+  path: string,
+  onLine: (line: Uint8Array) => void,
+  filter?: LineFilter,
+  start = 0,
+): Effect.Effect<boolean, never, Fs> =>
+  Effect.gen(function* () {
+    const fs = yield* Fs
+    const bytes = yield* fs.stream(path, start)
+    if (bytes === null) return false
+    const splitter = new LineSplitter(onLine, filter)
+    yield* bytes.pipe(
+      Stream.runForEach((chunk) => Effect.sync(() => splitter.push(chunk))),
+      Effect.catchCause(() => Effect.void),
+    )
+    splitter.end()
+    return true
+  })
+
+/** Stream a file's lines as text into `onLine` (see forEachLineBytes). */
+export const forEachLine = (
+  path: string,
+  onLine: (line: string) => void,
+  filter?: LineFilter,
+  start = 0,
+): Effect.Effect<boolean, never, Fs> =>
+  forEachLineBytes(path, (bytes) => onLine(decoder.decode(bytes)), filter, start)
+
+/** Every line of a file (whole lines, a torn last line included), or null. */
+export const readLines = (path: string, filter?: LineFilter): Effect.Effect<string[] | null, never, Fs> =>
+  Effect.gen(function* () {
+    const lines: string[] = []
+    const found = yield* forEachLine(path, (line) => lines.push(line), filter)
+    return found ? lines : null
+  })
+
+/**
+ * Every line of a JSONL file parsed, in order; a line that is not JSON (a
+ * torn last line, a stray write) is left out. Null when the file is missing.
+ */
+export const readJsonl = (path: string, filter?: LineFilter): Effect.Effect<unknown[] | null, never, Fs> =>
+  Effect.gen(function* () {
+    const records: unknown[] = []
+    const found = yield* forEachLine(
+      path,
+      (line) => {
+        try {
+          records.push(JSON.parse(line))
+        } catch {
+          // torn or foreign line
+        }
+      },
+      filter,
+    )
+    return found ? records : null
+  })

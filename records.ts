@@ -1,0 +1,230 @@
+/**
+ * Stored transcript records → transcript items. A plain mapping over one
+ * conversation chain (already ordered root to leaf by history.ts or
+ * subagents.ts): user prompts, text, reasoning, tool calls with their
+ * results, plans, compaction summaries and stops. Item ids are the records'
+ * uuids, so rollback can find a prompt again; tool calls go through tools.ts,
+ * the same classification the live mapper uses.
+ */
+import type { ToolCall, TranscriptItem } from "./sdk/protocol.ts"
+import { describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "./tools.ts"
+
+/** A stored record as read from a transcript line: a JSON object, fields unchecked. */
+export type StoredRecord = Readonly<Record<string, unknown>>
+
+export interface RecordOptions {
+  /** The task (subagent) these records ran in: set on every item. */
+  readonly taskId?: string
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+/** The record's `message.content` as a block list (a plain string becomes one text block). */
+export const contentBlocks = (record: StoredRecord): ReadonlyArray<Record<string, unknown>> => {
+  const message = record.message
+  if (!isObject(message)) return []
+  const content = message.content
+  if (typeof content === "string") return [{ type: "text", text: content }]
+  return Array.isArray(content) ? content.filter(isObject) : []
+}
+
+/** The text blocks of a record joined (tool results and images left out). */
+export const recordText = (record: StoredRecord): string =>
+  contentBlocks(record)
+    .filter((b) => b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text as string)
+    .join("\n")
+
+/** `[Request interrupted by user]`, `[Request interrupted by user for tool use]`: a stop. */
+export const isInterruptText = (text: string): boolean => text.trimStart().startsWith("[Request interrupted by user")
+
+/** The end of a background task, queued into the conversation by the CLI. */
+export const isTaskNotification = (record: StoredRecord): boolean => {
+  const origin = record.origin
+  if (isObject(origin) && origin.kind === "task-notification") return true
+  return recordText(record).trimStart().startsWith("<task-notification>")
+}
+
+/** Text the CLI adds for the model or the harness, never typed by the user. */
+const isHarnessText = (text: string): boolean => {
+  const t = text.trimStart()
+  return (
+    t.startsWith("<system-reminder>") ||
+    t.startsWith("<local-command-stdout>") ||
+    t.startsWith("<local-command-stderr>") ||
+    t.startsWith("<local-command-caveat>") ||
+    t.startsWith("<task-notification>")
+  )
+}
+
+/** `<command-name>/x</command-name>…<command-args>a b</command-args>` → `/x a b`. */
+const commandText = (text: string): string | undefined => {
+  const name = /<command-name>([^<]*)<\/command-name>/.exec(text)?.[1]?.trim()
+  if (!name) return undefined
+  const args = /<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1]?.trim()
+  const slash = name.startsWith("/") ? name : `/${name}`
+  return args ? `${slash} ${args}` : slash
+}
+
+/**
+ * What a user record says as a prompt: its text (harness blocks left out, a
+ * slash command shown as typed) and how many images it carried. Null when it
+ * holds no prompt (tool results, meta records, reminders).
+ */
+export const promptOf = (record: StoredRecord): { text: string; images: number } | null => {
+  if (record.isMeta === true || record.isCompactSummary === true) return null
+  if (isTaskNotification(record)) return null
+  const texts: string[] = []
+  let images = 0
+  for (const block of contentBlocks(record)) {
+    if (block.type === "image") images++
+    else if (block.type === "text" && typeof block.text === "string") {
+      if (isHarnessText(block.text)) continue
+      texts.push(commandText(block.text) ?? block.text)
+    }
+  }
+  if (texts.length === 0 && images === 0) return null
+  return { text: texts.join("\n"), images }
+}
+
+/** The first line of a prompt, for a title. */
+export const firstLine = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => line.trim())
+    .find((line) => line !== "") ?? ""
+
+/** The text of the last assistant item (a task's summary when nothing better exists). */
+export const lastAssistantText = (items: ReadonlyArray<TranscriptItem>): string | undefined => {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]
+    if (item?.type === "assistant" && item.text.trim() !== "") return item.text
+  }
+  return undefined
+}
+
+/** The tool call item with this tool_use id, searched inside task items too. */
+export const findToolCall = (
+  items: ReadonlyArray<TranscriptItem>,
+  toolUseId: string,
+): Extract<TranscriptItem, { type: "tool_call" }> | undefined => {
+  for (const item of items) {
+    if (item.type === "tool_call" && item.call.id === toolUseId) return item
+    if (item.type === "task") {
+      const inner = findToolCall(item.items, toolUseId)
+      if (inner) return inner
+    }
+  }
+  return undefined
+}
+
+/** Map one chain of records (root first) to transcript items. */
+export const recordsToItems = (
+  records: ReadonlyArray<unknown>,
+  options: RecordOptions = {},
+): TranscriptItem[] => {
+  const items: TranscriptItem[] = []
+  /** tool_use id → position of its tool_call item, for the result that follows. */
+  const calls = new Map<string, number>()
+  /** The task list the TaskCreate/TaskUpdate/TaskList tools keep: a plan whenever it changes. */
+  const tasks = new TaskList()
+  const tag = options.taskId === undefined ? {} : { task_id: options.taskId }
+
+  for (const raw of records) {
+    if (!isObject(raw)) continue
+    const record = raw as StoredRecord
+    const uuid = str(record.uuid)
+    if (uuid === undefined) continue
+    let n = 0
+    /** One record may give several items: the first keeps the uuid, later ones get a suffix. */
+    const nextId = () => (n++ === 0 ? uuid : `${uuid}:${n - 1}`)
+
+    if (record.type === "assistant") {
+      if (record.isApiErrorMessage === true) {
+        const text = recordText(record)
+        if (text) items.push({ type: "notice", id: nextId(), level: "error", text })
+        continue
+      }
+      for (const block of contentBlocks(record)) {
+        if (block.type === "text") {
+          const text = str(block.text) ?? ""
+          if (text.trim() !== "") items.push({ type: "assistant", id: nextId(), text, ...tag })
+        } else if (block.type === "thinking") {
+          const text = str(block.thinking) ?? ""
+          if (text.trim() !== "") items.push({ type: "reasoning", id: nextId(), text, ...tag })
+        } else if (block.type === "tool_use" || block.type === "server_tool_use") {
+          const id = str(block.id)
+          const name = str(block.name)
+          if (id === undefined || name === undefined) continue
+          const input = block.input ?? {}
+          const described = describeToolCall(name, input)
+          const call: ToolCall = {
+            id,
+            name,
+            input,
+            ...described,
+            status: "Running",
+            ...tag,
+          }
+          calls.set(id, items.length)
+          items.push({ type: "tool_call", id: nextId(), call, ...tag })
+          if (name === "TodoWrite") {
+            const entries = planFromTodoWrite(input)
+            if (entries) items.push({ type: "plan", id: nextId(), entries, ...tag })
+          } else if (name === "TaskUpdate" && tasks.updated(input))
+            items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
+        }
+      }
+      continue
+    }
+
+    if (record.type !== "user") continue
+    if (record.isCompactSummary === true) {
+      items.push({ type: "compacted", id: nextId(), summary: recordText(record) })
+      continue
+    }
+    const blocks = contentBlocks(record)
+    const results = blocks.filter((b) => b.type === "tool_result")
+    for (const result of results) {
+      const toolUseId = str(result.tool_use_id)
+      const at = toolUseId === undefined ? undefined : calls.get(toolUseId)
+      const item = at === undefined ? undefined : items[at]
+      if (at === undefined || item?.type !== "tool_call") continue
+      // The record's toolUseResult belongs to its one tool result.
+      const structured = results.length === 1 ? record.toolUseResult : undefined
+      const outcome = toolResultOf(result.content, structured, result.is_error === true, item.call.name)
+      items[at] = { ...item, call: { ...item.call, ...outcome } }
+      const changed =
+        outcome.status === "Completed" &&
+        ((item.call.name === "TaskCreate" && tasks.created(item.call.input, structured)) ||
+          (item.call.name === "TaskList" && tasks.listed(structured)))
+      if (changed) items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
+    }
+    if (results.length > 0) continue
+    const text = recordText(record)
+    if (isInterruptText(text)) {
+      items.push({ type: "notice", id: nextId(), level: "info", text: "Stopped." })
+      continue
+    }
+    const prompt = promptOf(record)
+    if (prompt === null) continue
+    items.push({
+      type: "user",
+      id: nextId(),
+      text: prompt.text,
+      ...(prompt.images > 0 ? { images: prompt.images } : {}),
+      ...tag,
+    })
+  }
+
+  // A call whose result never came: the process ended while it ran.
+  for (const at of calls.values()) {
+    const item = items[at]
+    if (item?.type === "tool_call" && item.call.status === "Running")
+      items[at] = { ...item, call: { ...item.call, status: "Cancelled" } }
+  }
+  return items
+}
