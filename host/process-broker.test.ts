@@ -109,6 +109,14 @@ describe("process grants", () => {
 })
 
 describe("spawn", () => {
+  it("a missing working directory is a BrokerFailure that names it", async () => {
+    const cwd = join(world.root, "no-such-dir")
+    expect(await failureOf(proc().spawn("claude", ["echo"], { cwd }))).toMatchObject({
+      _tag: "BrokerFailure",
+      detail: `claude: the working directory ${cwd} does not exist`,
+    })
+  })
+
   it("round-trips stdin to stdout, with cwd and env (login env merged, undefined removes)", async () => {
     broker.addWorkspace(world.workspace)
     const result = await Effect.runPromise(

@@ -192,6 +192,8 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
 
   /** End a child: SIGTERM to its group, SIGKILL after the grace, wait, then sweep what is left of the group. */
   const end = (child: Child, first: NodeJS.Signals = "SIGTERM"): Promise<void> => {
+    // A SIGKILL asked for while a gentler end is under way does not wait out its grace.
+    if (child.ending && first === "SIGKILL" && !child.exit) signalGroup(child, "SIGKILL")
     child.ending ??= (async () => {
       if (!child.exit) {
         signalGroup(child, first)
@@ -334,6 +336,21 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
       if (path === null)
         return yield* Effect.fail(
           new BrokerFailure({ operation: "spawn", detail: `${command} is not on the login PATH` }),
+        )
+      // Node reports a missing cwd as the command's ENOENT; say what is missing.
+      const cwd = spawnOptions.cwd ?? options.defaultCwd
+      const cwdIsDir = yield* Effect.promise(() =>
+        stat(cwd).then(
+          (s) => s.isDirectory(),
+          () => false,
+        ),
+      )
+      if (!cwdIsDir)
+        return yield* Effect.fail(
+          new BrokerFailure({
+            operation: "spawn",
+            detail: `${command}: the working directory ${cwd} does not exist`,
+          }),
         )
       // stderr is drained at once into a bounded buffer (oldest dropped), so a
       // plugin that never reads it cannot stall the child on a full pipe.
