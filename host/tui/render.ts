@@ -126,7 +126,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
   const fileLines = options.fileLines ?? 12
   const now = options.now ?? (() => new Date())
   const paint = (format: Format, text: string) =>
-    options.color && text !== "" ? styleText(format, text) : text
+    options.color && text !== "" ? styleText(format, text, { validateStream: false }) : text
   const dim = (text: string) => paint("dim", text)
 
   const tasks = new Map<string, TaskInfo>()

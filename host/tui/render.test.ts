@@ -1,0 +1,342 @@
+import { describe, expect, it } from "vitest"
+import type { AgentEvent, TaskInfo, ToolCall } from "../../sdk/protocol.ts"
+import { compactNumber, makeRenderer, stripAnsi } from "./render.ts"
+
+const S = "s1"
+const R = "run-1"
+const plain = () => makeRenderer({ color: false, now: () => new Date("2026-01-01T12:00:00Z") })
+const colored = () => makeRenderer({ color: true })
+const play = (events: ReadonlyArray<AgentEvent>, renderer = plain()) => events.map(renderer.event).join("")
+
+const bash = (over: Partial<ToolCall> = {}): ToolCall => ({
+  id: "toolu_1",
+  name: "Bash",
+  kind: "execute",
+  title: "touch a.txt && echo ok",
+  input: { command: "touch a.txt && echo ok" },
+  status: "Running",
+  ...over,
+})
+const task = (over: Partial<TaskInfo> = {}): TaskInfo => ({
+  id: "toolu_agent",
+  title: "Count workspace files",
+  name: "general-purpose",
+  status: "Running",
+  ...over,
+})
+
+describe("streamed text and reasoning", () => {
+  it("joins deltas of one item and starts a new line for the next item", () => {
+    const out = play([
+      { type: "RunStarted", session_id: S, run_id: R },
+      { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "I should " },
+      { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "greet back." },
+      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: "Hello" },
+      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: " there!\nSecond line" },
+    ])
+    expect(out).toBe("✻ Thinking…\n  I should greet back.\nHello there!\nSecond line")
+  })
+
+  it("dims reasoning and leaves text unstyled", () => {
+    const r = colored()
+    const thought = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "hmm" })
+    const said = r.event({ type: "TextDelta", session_id: S, item_id: "m:1", text: "Hi" })
+    expect(thought).toContain("\u001b[2m")
+    expect(said).toBe("\nHi")
+  })
+
+  it("puts a subagent's text behind its task's gutter", () => {
+    const out = play([
+      { type: "Task", session_id: S, task: task() },
+      { type: "TextDelta", session_id: S, task_id: "toolu_agent", item_id: "a:0", text: "one\ntwo" },
+    ])
+    expect(out).toContain("│ one\n│ two")
+  })
+})
+
+describe("tool calls", () => {
+  it("shows a Bash call with its status, exit code and output", () => {
+    const out = play([
+      { type: "ToolCallStarted", session_id: S, call: bash() },
+      {
+        type: "ToolCallFinished",
+        session_id: S,
+        call: bash({ status: "Completed", exit_code: 0, output_text: "ok\n" }),
+      },
+      {
+        type: "ToolCallFinished",
+        session_id: S,
+        call: bash({ id: "t2", status: "Failed", exit_code: 2, output_text: "boom" }),
+      },
+    ])
+    expect(out).toContain("⏺ Bash $ touch a.txt && echo ok\n")
+    expect(out).toContain("  ⎿ ✓ Completed · exit 0\n    ok\n")
+    expect(out).toContain("  ⎿ ✗ Failed · exit 2\n    boom\n")
+  })
+
+  it("cuts long output to the configured number of lines", () => {
+    const r = makeRenderer({ color: false, outputLines: 2 })
+    const out = r.event({
+      type: "ToolCallFinished",
+      session_id: S,
+      call: bash({ status: "Completed", exit_code: 0, output_text: "1\n2\n3\n4" }),
+    })
+    expect(out).toContain("    1\n    2\n    … 2 more lines\n")
+  })
+
+  it("colours a unified diff: + green, - red, @@ cyan", () => {
+    const diff = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n line one\n-line two\n+line 2 (edited)\n"
+    const call: ToolCall = {
+      id: "e1",
+      name: "Edit",
+      kind: "edit",
+      title: "Edit /ws/notes.md",
+      input: {},
+      status: "Running",
+      diff,
+    }
+    const out = colored().event({ type: "ToolCallStarted", session_id: S, call })
+    expect(out).toContain("\u001b[32m+line 2 (edited)\u001b[39m")
+    expect(out).toContain("\u001b[31m-line two\u001b[39m")
+    expect(out).toContain("\u001b[36m@@ -1,2 +1,2 @@\u001b[39m")
+    expect(stripAnsi(out)).toContain("⏺ Edit /ws/notes.md\n")
+  })
+
+  it("shows a written file as added lines", () => {
+    const call: ToolCall = {
+      id: "w1",
+      name: "Write",
+      kind: "edit",
+      title: "Write /ws/notes.md",
+      input: {},
+      status: "Running",
+      new_text: "# Notes\nline\n",
+    }
+    expect(play([{ type: "ToolCallStarted", session_id: S, call }])).toBe(
+      "⏺ Write /ws/notes.md\n  +# Notes\n  +line\n",
+    )
+  })
+
+  it("prints progress output while a tool runs", () => {
+    expect(play([{ type: "output_delta", session_id: S, tool_call_id: "toolu_1", text: "50%\n" }])).toBe(
+      "    50%\n",
+    )
+  })
+})
+
+describe("plan, tasks, prompts", () => {
+  it("draws the plan as a checklist", () => {
+    const out = play([
+      {
+        type: "Plan",
+        session_id: S,
+        entries: [
+          { content: "Read the code", status: "completed" },
+          { content: "Write the fix", status: "in_progress", active_form: "Writing the fix" },
+          { content: "Test it", status: "pending" },
+        ],
+      },
+    ])
+    expect(out).toBe("Plan\n  ☑ Read the code\n  ◐ Writing the fix\n  ☐ Test it\n")
+  })
+
+  it("announces tasks when their status changes and draws the tree at the run's end", () => {
+    const r = plain()
+    const out = play(
+      [
+        { type: "RunStarted", session_id: S, run_id: R },
+        { type: "Task", session_id: S, task: task() },
+        { type: "Task", session_id: S, task: task({ activity: "Bash" }) },
+        {
+          type: "Task",
+          session_id: S,
+          task: task({ id: "child", parent_task_id: "toolu_agent", title: "Nested" }),
+        },
+        {
+          type: "ToolCallStarted",
+          session_id: S,
+          task_id: "child",
+          call: bash({ id: "t9", title: "ls" }),
+        },
+        {
+          type: "Task",
+          session_id: S,
+          task: task({
+            status: "Completed",
+            summary: "There are 3 files.",
+            usage: { tool_uses: 1, used_tokens: 1200 },
+          }),
+        },
+        { type: "RunEnded", session_id: S, run_id: R, outcome: "Completed" },
+      ],
+      r,
+    )
+    expect(out).toContain("◐ Agent: Count workspace files · general-purpose · Running\n")
+    expect(out).toContain("  · Bash\n")
+    expect(out).toContain("│ ◐ Agent: Nested")
+    expect(out).toContain("│ │ ⏺ Bash $ ls\n")
+    expect(out).toContain(
+      "☑ Agent: Count workspace files · general-purpose · Completed · 1 tool uses · 1.2k tokens\n",
+    )
+    expect(out).toContain("  There are 3 files.\n")
+    expect(out).toMatch(/Tasks\n {2}└─ ☑ Agent: Count workspace files[^\n]*\n {5}└─ ◐ Agent: Nested/)
+    expect(r.tasks().map((t) => t.id)).toEqual(["toolu_agent", "child"])
+  })
+
+  it("asks for approval with the three answers", () => {
+    const out = play([
+      {
+        type: "ApprovalRequested",
+        session_id: S,
+        approval_id: "ap1",
+        tool_name: "Bash",
+        title: "rm -rf build",
+        input: { command: "rm -rf build" },
+        description: "Remove the build folder",
+      },
+    ])
+    expect(out).toBe(
+      "? Allow Bash: rm -rf build\n  Remove the build folder\n  a allow · d deny · A always allow for this session\n",
+    )
+  })
+
+  it("numbers a question's options", () => {
+    const out = play([
+      {
+        type: "QuestionAsked",
+        session_id: S,
+        question_id: "q1",
+        questions: [
+          {
+            question: "Which color?",
+            header: "Color",
+            multi_select: false,
+            options: [{ label: "Blue", description: "calm" }, { label: "Red" }],
+          },
+        ],
+      },
+    ])
+    expect(out).toBe(
+      "? Color: Which color?\n  1. Blue — calm\n  2. Red\n  a number, or type your own answer\n",
+    )
+  })
+})
+
+describe("the end of a run", () => {
+  it("reports outcome, tokens, context window and rate limits", () => {
+    const out = play([
+      {
+        type: "UsageLimits",
+        session_id: S,
+        limits: {
+          windows: [{ id: "five_hour", label: "5-hour", used: 0.42, resets_at: "2026-01-01T13:30:00Z" }],
+          reset_credits: [],
+          updated_at: "2026-01-01T12:00:00Z",
+        },
+      },
+      {
+        type: "RunEnded",
+        session_id: S,
+        run_id: R,
+        outcome: "Completed",
+        usage: {
+          input_tokens: 1234,
+          output_tokens: 56,
+          thinking_tokens: 18,
+          context_window: 1_000_000,
+          context_used: 12_345,
+          duration_ms: 3200,
+          num_turns: 2,
+          cost_usd: 0.0012,
+        },
+      },
+    ])
+    expect(out).toContain(
+      "── Completed · 3.2s · 2 turns · 1.2k in / 56 out (18 thinking) · context 12k/1M (1%) · $0.0012\n",
+    )
+    expect(out).toMatch(/rate limits: 5-hour 42% \(resets \d\d:\d\d\)\n/)
+  })
+
+  it("says when no limits were reported and shows a failure's error", () => {
+    const out = play([
+      {
+        type: "RunEnded",
+        session_id: S,
+        run_id: R,
+        outcome: "Failed",
+        error: "The CLI exited (code 1)\nmore",
+      },
+    ])
+    expect(out).toBe("── Failed\n   The CLI exited (code 1)\n   rate limits: none reported\n")
+  })
+
+  it("closes an open text line before the summary", () => {
+    const out = play([
+      { type: "TextDelta", session_id: S, item_id: "m:0", text: "done" },
+      { type: "RunEnded", session_id: S, run_id: R, outcome: "Cancelled" },
+    ])
+    expect(out.startsWith("done\n── Cancelled\n")).toBe(true)
+  })
+})
+
+describe("notices and stored transcripts", () => {
+  it("marks notices by level", () => {
+    const out = play([
+      { type: "Notice", session_id: S, level: "warning", text: "restarted" },
+      { type: "Notice", session_id: S, level: "error", text: "broken" },
+      { type: "Compacted", session_id: S, summary: "Short summary" },
+      { type: "usage_blocked", session_id: S, run_id: R, message: "limit hit", window: "five_hour" },
+    ])
+    expect(out).toContain("! restarted\n")
+    expect(out).toContain("✗ broken\n")
+    expect(out).toContain("⟳ Context compacted\n  Short summary\n")
+    expect(out).toContain("✗ Usage limit reached (five_hour): limit hit\n")
+  })
+
+  it("lays out read_session items like live events, tasks nested", () => {
+    const out = plain().transcript([
+      { type: "user", id: "u1", text: "Count the files" },
+      { type: "reasoning", id: "r1", text: "Delegate." },
+      { type: "assistant", id: "a1", text: "I'll delegate." },
+      {
+        type: "tool_call",
+        id: "t1",
+        call: { ...bash({ status: "Completed", exit_code: 0, output_text: "ok" }) },
+      },
+      {
+        type: "task",
+        id: "k1",
+        task: task({ status: "Completed" }),
+        items: [{ type: "assistant", id: "a2", text: "There are 3 files." }],
+      },
+      { type: "plan", id: "p1", entries: [{ content: "Done", status: "completed" }] },
+      { type: "notice", id: "n1", level: "info", text: "Stopped." },
+    ])
+    expect(out).toBe(
+      [
+        "› Count the files",
+        "✻ Thinking…",
+        "  Delegate.",
+        "I'll delegate.",
+        "⏺ Bash $ touch a.txt && echo ok",
+        "  ⎿ ✓ Completed · exit 0",
+        "    ok",
+        "☑ Agent: Count workspace files · general-purpose · Completed",
+        "│ There are 3 files.",
+        "Plan",
+        "  ☑ Done",
+        "i Stopped.",
+        "",
+      ].join("\n"),
+    )
+  })
+
+  it("formats numbers compactly", () => {
+    expect([
+      compactNumber(999),
+      compactNumber(1234),
+      compactNumber(12_345),
+      compactNumber(1_000_000),
+    ]).toEqual(["999", "1.2k", "12k", "1M"])
+  })
+})
