@@ -1,0 +1,170 @@
+/**
+ * Subagent and workflow task snapshots: the mutable state the mapper keeps
+ * per task, the TaskInfo the host sees (cleaned and copied), and the rules
+ * that turn CLI fields into TaskInfo fields (title, status, answer).
+ */
+import type { TaskInfo, TaskStatus, WorkflowInfo } from "./sdk/protocol.ts"
+
+export type TaskKind = "agent" | "workflow" | "workflow_agent"
+
+/** What the mapper knows about one task; `snapshot` turns it into TaskInfo. */
+export interface TaskState {
+  readonly id: string
+  readonly kind: TaskKind
+  agentId?: string
+  /** The CLI's own task id (`task_*` frames): the agentId, or a workflow's id. */
+  cliTaskId?: string
+  parentTaskId?: string
+  title?: string
+  name?: string
+  model?: string
+  prompt?: string
+  /** The status the CLI reported; `waiting` overrides it while an approval is open. */
+  status: TaskStatus
+  waiting: boolean
+  summary?: string
+  activity?: string
+  usedTokens?: number
+  toolUses?: number
+  durationMs?: number
+  background?: boolean
+  workflow?: WorkflowInfo
+  phase?: string
+  /** Not announced (skip_transcript / ambient). */
+  hidden: boolean
+  finished: boolean
+  /** The spawning call's answer (a foreground agent's whole report). */
+  answer?: string
+  lastText?: string
+  error?: string
+  /** The last snapshot sent to the host, to send only changes. */
+  sent?: TaskInfo
+}
+
+export const newTaskState = (id: string, kind: TaskKind): TaskState => ({
+  id,
+  kind,
+  status: "Running",
+  waiting: false,
+  hidden: false,
+  finished: false,
+})
+
+const firstLine = (text: string): string => (text.trim().split("\n", 1)[0] ?? "").trim()
+
+/** A task's title: the description, else the prompt's first line. */
+export const taskTitle = (description?: string | null, prompt?: string | null): string | undefined => {
+  const d = description?.trim()
+  if (d) return d
+  const p = prompt ? firstLine(prompt) : ""
+  return p === "" ? undefined : p.length > 120 ? `${p.slice(0, 119)}…` : p
+}
+
+/** CLI task statuses (task_updated, task_notification) → the host's. */
+export const taskStatusOf = (status: string | null | undefined): TaskStatus | undefined => {
+  switch (status) {
+    case "pending":
+    case "paused":
+      return "Waiting"
+    case "running":
+      return "Running"
+    case "completed":
+      return "Completed"
+    case "failed":
+      return "Failed"
+    case "killed":
+    case "stopped":
+      return "Cancelled"
+    default:
+      return undefined
+  }
+}
+
+export const isTerminal = (status: TaskStatus): boolean =>
+  status === "Completed" || status === "Failed" || status === "Cancelled"
+
+/** The summary by the notes' rules: progress while running; at the end the answer, else last text, else the error. */
+const summaryOf = (state: TaskState): string | undefined => {
+  if (!isTerminal(state.status)) return state.summary
+  return (
+    state.answer ??
+    state.lastText ??
+    (state.status === "Failed" ? (state.error ?? state.summary) : state.summary)
+  )
+}
+
+/** The TaskInfo of a state, without absent fields. */
+export const snapshot = (state: TaskState): TaskInfo => {
+  const summary = summaryOf(state)
+  const usage =
+    state.usedTokens === undefined && state.toolUses === undefined && state.durationMs === undefined
+      ? undefined
+      : {
+          ...(state.usedTokens === undefined ? {} : { used_tokens: state.usedTokens }),
+          ...(state.toolUses === undefined ? {} : { tool_uses: state.toolUses }),
+          ...(state.durationMs === undefined ? {} : { duration_ms: state.durationMs }),
+        }
+  return {
+    id: state.id,
+    ...(state.parentTaskId === undefined ? {} : { parent_task_id: state.parentTaskId }),
+    title: state.title ?? state.name ?? "Agent",
+    ...(state.name === undefined ? {} : { name: state.name }),
+    ...(state.model === undefined ? {} : { model: state.model }),
+    ...(state.prompt === undefined ? {} : { prompt: state.prompt }),
+    status: state.waiting && !isTerminal(state.status) ? "Waiting" : state.status,
+    ...(summary === undefined ? {} : { summary }),
+    ...(state.activity === undefined ? {} : { activity: state.activity }),
+    ...(usage === undefined ? {} : { usage }),
+    ...(state.background === undefined ? {} : { background: state.background }),
+    ...(state.workflow === undefined ? {} : { workflow: copyWorkflow(state.workflow) }),
+    ...(state.phase === undefined ? {} : { phase: state.phase }),
+  }
+}
+
+const copyWorkflow = (w: WorkflowInfo): WorkflowInfo => ({
+  ...w,
+  phases: w.phases.map((p) => ({ ...p })),
+  ...(w.log === undefined ? {} : { log: [...w.log] }),
+})
+
+/** Structural equality of two snapshots (plain JSON data). */
+export const sameTask = (a: TaskInfo | undefined, b: TaskInfo): boolean =>
+  a !== undefined && JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * The snapshot to send when the state changed since the last one sent, else
+ * undefined. Hidden tasks are never sent.
+ */
+export const changedSnapshot = (state: TaskState): TaskInfo | undefined => {
+  if (state.hidden) return undefined
+  const next = snapshot(state)
+  if (sameTask(state.sent, next)) return undefined
+  state.sent = next
+  return next
+}
+
+/**
+ * A subagent's answer from its spawning Agent/Task call's result: the text
+ * blocks of `tool_use_result.content` (harness notes dropped), else the
+ * tool_result's own text. Background launches (`async_launched`) have none.
+ */
+export const spawnAnswer = (toolUseResult: unknown, resultText: string): string | undefined => {
+  const r =
+    typeof toolUseResult === "object" && toolUseResult !== null
+      ? (toolUseResult as Record<string, unknown>)
+      : {}
+  if (r.status === "async_launched" || r.isAsync === true) return undefined
+  if (Array.isArray(r.content)) {
+    const texts = r.content.flatMap((block) => {
+      const b = typeof block === "object" && block !== null ? (block as Record<string, unknown>) : {}
+      if (b.type !== "text" || typeof b.text !== "string") return []
+      const text = b.text
+        .replace(/<tools-used-before-summary>[\s\S]*?<\/tools-used-before-summary>\n?/g, "")
+        .trim()
+      return text === "" ? [] : [text]
+    })
+    if (texts.length > 0) return texts.join("\n\n")
+  }
+  const text = resultText.trim()
+  return text === "" ? undefined : text
+}

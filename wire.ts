@@ -1,0 +1,854 @@
+/**
+ * The wire: Zod schemas for every stream-json frame, control message, stored
+ * transcript record and workflow file the plugin reads.
+ *
+ * Every schema is lenient: objects are loose (unknown fields pass through) and
+ * only the fields the plugin reads are named, mostly optional. A frame type or
+ * subtype nobody reads is kept as an Unknown frame without validation, which is
+ * also the cheap path for the hot loop: dispatch on `type`/`subtype` first, run
+ * a small schema only for frames the mapper uses.
+ */
+import { z } from "zod"
+
+// ---------------------------------------------------------------------------
+// Shared pieces
+
+const str = z.string()
+const num = z.number()
+const bool = z.boolean()
+const optStr = str.nullish()
+const optNum = num.nullish()
+const optBool = bool.nullish()
+
+/** Anthropic usage, as the CLI copies it into assistant frames and results. */
+export const Usage = z.looseObject({
+  input_tokens: optNum,
+  output_tokens: optNum,
+  cache_read_input_tokens: optNum,
+  cache_creation_input_tokens: optNum,
+  output_tokens_details: z.looseObject({ thinking_tokens: optNum }).nullish(),
+})
+export type Usage = z.infer<typeof Usage>
+
+/** One content block of a message: text, thinking, tool_use, tool_result, image… */
+export const ContentBlock = z.looseObject({
+  type: str,
+  text: str.optional(),
+  thinking: str.optional(),
+  id: str.optional(),
+  name: str.optional(),
+  input: z.unknown().optional(),
+  tool_use_id: str.optional(),
+  content: z.unknown().optional(),
+  is_error: optBool,
+})
+export type ContentBlock = z.infer<typeof ContentBlock>
+
+export const MessageContent = z.union([str, z.array(ContentBlock)])
+
+export const ApiMessage = z.looseObject({
+  id: optStr,
+  model: optStr,
+  role: optStr,
+  content: MessageContent,
+  usage: Usage.nullish(),
+})
+export type ApiMessage = z.infer<typeof ApiMessage>
+
+/** A branded string: a frame type or subtype this file does not name. */
+declare const unknownTag: unique symbol
+export type UnknownName = string & { readonly [unknownTag]: true }
+
+// ---------------------------------------------------------------------------
+// system/* frames
+
+const system = <S extends string, T extends z.core.$ZodLooseShape>(subtype: S, shape: T) =>
+  z.looseObject({ type: z.literal("system"), subtype: z.literal(subtype), session_id: optStr, ...shape })
+
+export const SystemInit = system("init", {
+  model: str,
+  session_id: str,
+  permissionMode: optStr,
+  tools: z.array(str).nullish(),
+  skills: z.array(z.unknown()).nullish(),
+  slash_commands: z.array(str).nullish(),
+  cwd: optStr,
+})
+export const SystemStatus = system("status", {
+  status: optStr,
+  permissionMode: optStr,
+  compact_result: optStr,
+  compact_error: optStr,
+})
+export const SessionStateChanged = system("session_state_changed", { state: str })
+export const CompactBoundary = system("compact_boundary", {
+  compact_metadata: z.looseObject({ trigger: optStr, pre_tokens: optNum, post_tokens: optNum }).nullish(),
+})
+export const Informational = system("informational", {
+  content: str,
+  level: optStr,
+  tool_use_id: optStr,
+  tag: optStr,
+})
+const TaskUsage = z.looseObject({ total_tokens: optNum, tool_uses: optNum, duration_ms: optNum })
+export const TaskStarted = system("task_started", {
+  task_id: str,
+  run_id: optStr,
+  tool_use_id: optStr,
+  description: optStr,
+  subagent_type: optStr,
+  is_backgrounded: optBool,
+  spawn_depth: optNum,
+  parent_task_id: optStr,
+  task_type: optStr,
+  workflow_name: optStr,
+  prompt: optStr,
+  skip_transcript: optBool,
+  ambient: optBool,
+})
+export const TaskProgress = system("task_progress", {
+  task_id: str,
+  tool_use_id: optStr,
+  description: optStr,
+  subagent_type: optStr,
+  usage: TaskUsage.nullish(),
+  last_tool_name: optStr,
+  summary: optStr,
+  workflow_progress: z.array(z.looseObject({ type: optStr })).nullish(),
+})
+export const TaskUpdated = system("task_updated", {
+  task_id: str,
+  patch: z.looseObject({ status: optStr, is_backgrounded: optBool, error: optStr, end_time: optNum }),
+})
+export const TaskNotification = system("task_notification", {
+  task_id: str,
+  tool_use_id: optStr,
+  status: str,
+  output_file: optStr,
+  summary: optStr,
+  usage: TaskUsage.nullish(),
+  skip_transcript: optBool,
+  ambient: optBool,
+  summary_is_report: optBool,
+})
+export const ThinkingTokens = system("thinking_tokens", {
+  estimated_tokens: optNum,
+  estimated_tokens_delta: optNum,
+  user_message_uuid: optStr,
+})
+export const ApiRetry = system("api_retry", {
+  attempt: optNum,
+  max_retries: optNum,
+  retry_delay_ms: optNum,
+  error_status: optNum,
+  error: z.unknown().optional(),
+})
+export const PermissionDenied = system("permission_denied", {
+  tool_name: optStr,
+  tool_use_id: optStr,
+  agent_id: optStr,
+  message: optStr,
+})
+export const BackgroundTasksChanged = system("background_tasks_changed", {
+  tasks: z.array(z.looseObject({ task_id: optStr, task_type: optStr })).nullish(),
+})
+export const SessionTitleChanged = system("session_title_changed", { title: optStr })
+
+export type SystemInit = z.infer<typeof SystemInit>
+export type SystemStatus = z.infer<typeof SystemStatus>
+export type SessionStateChanged = z.infer<typeof SessionStateChanged>
+export type CompactBoundary = z.infer<typeof CompactBoundary>
+export type Informational = z.infer<typeof Informational>
+export type TaskStarted = z.infer<typeof TaskStarted>
+export type TaskProgress = z.infer<typeof TaskProgress>
+export type TaskUpdated = z.infer<typeof TaskUpdated>
+export type TaskNotification = z.infer<typeof TaskNotification>
+export type ThinkingTokens = z.infer<typeof ThinkingTokens>
+export type ApiRetry = z.infer<typeof ApiRetry>
+export type PermissionDenied = z.infer<typeof PermissionDenied>
+export type BackgroundTasksChanged = z.infer<typeof BackgroundTasksChanged>
+export type SessionTitleChanged = z.infer<typeof SessionTitleChanged>
+/** A system frame of a subtype nobody reads (kept, not validated; `type` is "system" at run time). */
+export interface SystemOther {
+  readonly type: UnknownName
+  readonly subtype: UnknownName
+  readonly [key: string]: unknown
+}
+
+// ---------------------------------------------------------------------------
+// Conversation frames
+
+/** One raw Anthropic stream event (message_start, content_block_*, message_delta, message_stop). */
+export const StreamEventBody = z.looseObject({
+  type: str,
+  index: optNum,
+  message: z.looseObject({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
+  content_block: z.looseObject({ type: str, id: optStr, name: optStr }).nullish(),
+  delta: z.looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
+  usage: Usage.nullish(),
+})
+export const StreamEvent = z.looseObject({
+  type: z.literal("stream_event"),
+  event: StreamEventBody,
+  parent_tool_use_id: optStr,
+  api_message_id: optStr,
+  session_id: optStr,
+})
+export type StreamEvent = z.infer<typeof StreamEvent>
+
+export const AssistantFrame = z.looseObject({
+  type: z.literal("assistant"),
+  message: ApiMessage,
+  parent_tool_use_id: optStr,
+  agent_id: optStr,
+  uuid: optStr,
+  error: z.unknown().optional(),
+  session_id: optStr,
+})
+export type AssistantFrame = z.infer<typeof AssistantFrame>
+
+export const UserFrame = z.looseObject({
+  type: z.literal("user"),
+  message: z.looseObject({ role: optStr, content: MessageContent }),
+  parent_tool_use_id: optStr,
+  agent_id: optStr,
+  uuid: optStr,
+  tool_use_result: z.unknown().optional(),
+  isSynthetic: optBool,
+  isCompactSummary: optBool,
+  isReplay: optBool,
+  origin: z.looseObject({ kind: optStr }).nullish(),
+  session_id: optStr,
+})
+export type UserFrame = z.infer<typeof UserFrame>
+
+const ModelUsageEntry = z.looseObject({
+  inputTokens: optNum,
+  outputTokens: optNum,
+  contextWindow: optNum,
+  maxOutputTokens: optNum,
+  thinkingTokens: optNum,
+})
+export const ResultFrame = z.looseObject({
+  type: z.literal("result"),
+  subtype: str,
+  is_error: optBool,
+  result: optStr,
+  errors: z.array(str).nullish(),
+  usage: Usage.nullish(),
+  modelUsage: z.record(str, ModelUsageEntry).nullish(),
+  total_cost_usd: optNum,
+  duration_ms: optNum,
+  num_turns: optNum,
+  user_message_uuid: optStr,
+  user_message_uuids: z.array(str).nullish(),
+  terminal_reason: optStr,
+  session_id: optStr,
+})
+export type ResultFrame = z.infer<typeof ResultFrame>
+
+const RateLimitWindow = z.looseObject({
+  status: optStr,
+  utilization: optNum,
+  resetsAt: optNum,
+})
+/** `rate_limit_event.rate_limit_info`: utilization a 0-1 fraction, resets in unix seconds. */
+export const RateLimitInfo = z.looseObject({
+  status: str,
+  resetsAt: optNum,
+  rateLimitType: optStr,
+  utilization: optNum,
+  overageStatus: optStr,
+  overageResetsAt: optNum,
+  isUsingOverage: optBool,
+  errorCode: optStr,
+  unifiedWindows: z
+    .union([
+      z.record(str, RateLimitWindow),
+      z.array(RateLimitWindow.extend({ id: optStr, rateLimitType: optStr })),
+    ])
+    .nullish(),
+})
+export type RateLimitInfo = z.infer<typeof RateLimitInfo>
+
+export const RateLimitEvent = z.looseObject({
+  type: z.literal("rate_limit_event"),
+  rate_limit_info: RateLimitInfo,
+  session_id: optStr,
+})
+export type RateLimitEvent = z.infer<typeof RateLimitEvent>
+
+export const ToolProgress = z.looseObject({
+  type: z.literal("tool_progress"),
+  tool_use_id: str,
+  tool_name: optStr,
+  parent_tool_use_id: optStr,
+  elapsed_time_seconds: optNum,
+})
+export type ToolProgress = z.infer<typeof ToolProgress>
+
+// ---------------------------------------------------------------------------
+// Control protocol
+
+export const CanUseToolRequest = z.looseObject({
+  subtype: z.literal("can_use_tool"),
+  tool_name: str,
+  input: z.unknown(),
+  tool_use_id: optStr,
+  agent_id: optStr,
+  title: optStr,
+  display_name: optStr,
+  description: optStr,
+  blocked_path: optStr,
+  decision_reason: optStr,
+  permission_suggestions: z.array(z.unknown()).nullish(),
+  mcp_server: z.looseObject({ name: optStr, source: optStr }).nullish(),
+  requires_user_interaction: optBool,
+})
+export type CanUseToolRequest = z.infer<typeof CanUseToolRequest>
+
+export const McpMessageRequest = z.looseObject({
+  subtype: z.literal("mcp_message"),
+  server_name: str,
+  message: z.looseObject({
+    jsonrpc: optStr,
+    id: z.union([str, num]).nullish(),
+    method: optStr,
+    params: z.unknown().optional(),
+  }),
+})
+export type McpMessageRequest = z.infer<typeof McpMessageRequest>
+
+export const HookCallbackRequest = z.looseObject({
+  subtype: z.literal("hook_callback"),
+  callback_id: str,
+  input: z.unknown(),
+  tool_use_id: optStr,
+})
+export type HookCallbackRequest = z.infer<typeof HookCallbackRequest>
+
+export const ElicitationRequest = z.looseObject({
+  subtype: z.literal("elicitation"),
+  mcp_server_name: optStr,
+  message: optStr,
+  mode: optStr,
+  url: optStr,
+  elicitation_id: optStr,
+  requested_schema: z.unknown().optional(),
+})
+export type ElicitationRequest = z.infer<typeof ElicitationRequest>
+
+export const RequestUserDialogRequest = z.looseObject({
+  subtype: z.literal("request_user_dialog"),
+  dialog_kind: str,
+  payload: z.unknown().optional(),
+  tool_use_id: optStr,
+})
+export type RequestUserDialogRequest = z.infer<typeof RequestUserDialogRequest>
+
+/** A control request of a subtype nobody reads (kept, not validated). */
+export interface OtherControlRequest {
+  readonly subtype: UnknownName
+  readonly [key: string]: unknown
+}
+
+export type KnownControlRequest =
+  | CanUseToolRequest
+  | McpMessageRequest
+  | HookCallbackRequest
+  | ElicitationRequest
+  | RequestUserDialogRequest
+export type ControlRequestBody = KnownControlRequest | OtherControlRequest
+
+const knownControlSubtypes = new Set([
+  "can_use_tool",
+  "mcp_message",
+  "hook_callback",
+  "elicitation",
+  "request_user_dialog",
+])
+/** Narrows a control request to the subtypes the plugin reads (then `subtype` narrows it further). */
+export const isKnownControlRequest = (request: ControlRequestBody): request is KnownControlRequest =>
+  knownControlSubtypes.has(request.subtype)
+
+const controlRequestFrame = <T extends z.ZodType>(request: T) =>
+  z.looseObject({ type: z.literal("control_request"), request_id: str, request })
+
+export interface ControlRequestFrame {
+  readonly type: "control_request"
+  readonly request_id: string
+  readonly request: ControlRequestBody
+  readonly [key: string]: unknown
+}
+
+export const ControlResponseFrame = z.looseObject({
+  type: z.literal("control_response"),
+  response: z.union([
+    z.looseObject({ subtype: z.literal("success"), request_id: str, response: z.unknown().optional() }),
+    z.looseObject({ subtype: z.literal("error"), request_id: str, error: str, error_code: optStr }),
+  ]),
+})
+export type ControlResponseFrame = z.infer<typeof ControlResponseFrame>
+
+export const ControlCancelRequest = z.looseObject({
+  type: z.literal("control_cancel_request"),
+  request_id: str,
+})
+export type ControlCancelRequest = z.infer<typeof ControlCancelRequest>
+
+// ---------------------------------------------------------------------------
+// Control responses the plugin reads
+
+const InitializeModel = z.looseObject({
+  value: str,
+  displayName: optStr,
+  description: optStr,
+  resolvedModel: optStr,
+  supportedEffortLevels: z.array(str).nullish(),
+  supportsAdaptiveThinking: optBool,
+  supportsFastMode: optBool,
+  supportsEffort: optBool,
+})
+export const InitializeResponse = z.looseObject({
+  commands: z
+    .array(z.looseObject({ name: str, description: optStr, argumentHint: optStr, builtin: optBool }))
+    .nullish(),
+  agents: z.array(z.looseObject({ name: str, description: optStr, model: optStr })).nullish(),
+  models: z.array(InitializeModel).nullish(),
+  account: z
+    .looseObject({
+      email: optStr,
+      organization: optStr,
+      subscriptionType: optStr,
+      tokenSource: optStr,
+      apiKeySource: optStr,
+      apiProvider: optStr,
+    })
+    .nullish(),
+  current_permission_mode: optStr,
+  fast_mode_state: optStr,
+  fast_mode_disabled_reason: optStr,
+  claude_code_version: optStr,
+  pid: optNum,
+})
+export type InitializeResponse = z.infer<typeof InitializeResponse>
+
+export const GetSettingsResponse = z.looseObject({
+  effective: z.record(str, z.unknown()).nullish(),
+  sources: z.array(z.looseObject({ source: str, settings: z.unknown().optional() })).nullish(),
+  applied: z.looseObject({ effort: optStr, ultracode: optBool, model: optStr }).nullish(),
+})
+export type GetSettingsResponse = z.infer<typeof GetSettingsResponse>
+
+const UsageMeter = z.looseObject({ utilization: optNum, resets_at: optStr }).nullish()
+/** `get_usage`: utilization a 0-100 percentage, resets_at ISO 8601. */
+export const GetUsageResponse = z.looseObject({
+  session: z.unknown().optional(),
+  subscription_type: optStr,
+  rate_limits_available: optBool,
+  rate_limits: z
+    .looseObject({
+      five_hour: UsageMeter,
+      seven_day: UsageMeter,
+      seven_day_oauth_apps: UsageMeter,
+      seven_day_opus: UsageMeter,
+      seven_day_sonnet: UsageMeter,
+      model_scoped: z
+        .array(z.looseObject({ display_name: str, utilization: optNum, resets_at: optStr }))
+        .nullish(),
+      extra_usage: z.unknown().optional(),
+    })
+    .nullish(),
+})
+export type GetUsageResponse = z.infer<typeof GetUsageResponse>
+
+export const AskUserQuestionInput = z.looseObject({
+  questions: z.array(
+    z.looseObject({
+      question: str,
+      header: optStr,
+      multiSelect: optBool,
+      options: z.array(z.looseObject({ label: str, description: optStr })).nullish(),
+    }),
+  ),
+})
+export type AskUserQuestionInput = z.infer<typeof AskUserQuestionInput>
+
+// ---------------------------------------------------------------------------
+// The frame union and the line decoder
+
+/** A frame of a type nobody reads (kept, not validated). */
+export interface UnknownFrame {
+  readonly type: UnknownName
+  readonly [key: string]: unknown
+}
+
+export type KnownSystemFrame =
+  | SystemInit
+  | SystemStatus
+  | SessionStateChanged
+  | CompactBoundary
+  | Informational
+  | TaskStarted
+  | TaskProgress
+  | TaskUpdated
+  | TaskNotification
+  | ThinkingTokens
+  | ApiRetry
+  | PermissionDenied
+  | BackgroundTasksChanged
+  | SessionTitleChanged
+export type SystemFrame = KnownSystemFrame | SystemOther
+
+/** Frames the plugin reads: `type` (and `subtype` for system frames) narrow this union. */
+export type KnownFrame =
+  | KnownSystemFrame
+  | StreamEvent
+  | AssistantFrame
+  | UserFrame
+  | ResultFrame
+  | RateLimitEvent
+  | ToolProgress
+  | ControlRequestFrame
+  | ControlResponseFrame
+  | ControlCancelRequest
+
+/**
+ * Every decoded frame. Unknown types and system frames of unknown subtypes are
+ * UnknownFrame; narrow with `isKnownFrame` first (a branded `type` keeps TS
+ * from narrowing the whole union by `type`).
+ */
+export type Frame = KnownFrame | UnknownFrame
+
+export type Decoded =
+  | { readonly kind: "frame"; readonly frame: Frame }
+  | { readonly kind: "blank" }
+  | { readonly kind: "error"; readonly message: string }
+
+const systemSchemas: Record<string, z.ZodType> = {
+  init: SystemInit,
+  status: SystemStatus,
+  session_state_changed: SessionStateChanged,
+  compact_boundary: CompactBoundary,
+  informational: Informational,
+  task_started: TaskStarted,
+  task_progress: TaskProgress,
+  task_updated: TaskUpdated,
+  task_notification: TaskNotification,
+  thinking_tokens: ThinkingTokens,
+  api_retry: ApiRetry,
+  permission_denied: PermissionDenied,
+  background_tasks_changed: BackgroundTasksChanged,
+  session_title_changed: SessionTitleChanged,
+}
+const controlRequestSchemas: Record<string, z.ZodType> = {
+  can_use_tool: controlRequestFrame(CanUseToolRequest),
+  mcp_message: controlRequestFrame(McpMessageRequest),
+  hook_callback: controlRequestFrame(HookCallbackRequest),
+  elicitation: controlRequestFrame(ElicitationRequest),
+  request_user_dialog: controlRequestFrame(RequestUserDialogRequest),
+}
+const OtherControlRequestFrame = controlRequestFrame(z.looseObject({ subtype: str }))
+const frameSchemas: Record<string, z.ZodType> = {
+  assistant: AssistantFrame,
+  user: UserFrame,
+  result: ResultFrame,
+  rate_limit_event: RateLimitEvent,
+  tool_progress: ToolProgress,
+  control_response: ControlResponseFrame,
+  control_cancel_request: ControlCancelRequest,
+}
+
+const hasOwn = Object.prototype.hasOwnProperty
+
+/** The schema for a parsed object, or undefined when its type is not read. */
+const schemaOf = (value: Record<string, unknown>, type: string): z.ZodType | undefined => {
+  if (type === "system") {
+    const subtype = value.subtype
+    return typeof subtype === "string" && hasOwn.call(systemSchemas, subtype)
+      ? systemSchemas[subtype]
+      : undefined
+  }
+  if (type === "control_request") {
+    const request = value.request as { subtype?: unknown } | null | undefined
+    const subtype = typeof request === "object" && request !== null ? request.subtype : undefined
+    return typeof subtype === "string" && hasOwn.call(controlRequestSchemas, subtype)
+      ? controlRequestSchemas[subtype]
+      : OtherControlRequestFrame
+  }
+  return hasOwn.call(frameSchemas, type) ? frameSchemas[type] : undefined
+}
+
+/** Shallow checks for stream_event, the most frequent frame: Zod would cost more than it guards. */
+const isStreamEvent = (value: Record<string, unknown>): value is StreamEvent => {
+  const event = value.event as Record<string, unknown> | null | undefined
+  if (typeof event !== "object" || event === null || typeof event.type !== "string") return false
+  const parent = value.parent_tool_use_id
+  return parent === undefined || parent === null || typeof parent === "string"
+}
+
+const issueText = (error: z.ZodError): string =>
+  error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join(".") || "(frame)"}: ${issue.message}`)
+    .join("; ")
+
+/** true for the frame types (and system subtypes) this file names; narrows `Frame` to `KnownFrame`. */
+export const isKnownFrame = (frame: Frame): frame is KnownFrame => {
+  const type: string = frame.type
+  if (type === "stream_event" || type === "control_request") return true
+  if (type === "system") {
+    const subtype = (frame as { subtype?: unknown }).subtype
+    return typeof subtype === "string" && hasOwn.call(systemSchemas, subtype)
+  }
+  return hasOwn.call(frameSchemas, type)
+}
+
+/** Validate an already parsed value as a frame (for callers holding objects). */
+export const decodeValue = (value: unknown): Decoded => {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { kind: "error", message: "frame is not a JSON object" }
+  const record = value as Record<string, unknown>
+  const type = record.type
+  if (typeof type !== "string") return { kind: "error", message: "frame has no type" }
+  if (type === "stream_event") {
+    return isStreamEvent(record)
+      ? { kind: "frame", frame: record }
+      : { kind: "error", message: "stream_event: event.type missing" }
+  }
+  const schema = schemaOf(record, type)
+  if (schema === undefined) return { kind: "frame", frame: record as unknown as UnknownFrame }
+  const parsed = schema.safeParse(record)
+  if (!parsed.success) {
+    const sub = typeof record.subtype === "string" ? `/${record.subtype}` : ""
+    return { kind: "error", message: `${type}${sub}: ${issueText(parsed.error)}` }
+  }
+  return { kind: "frame", frame: parsed.data as Frame }
+}
+
+/** One stdout line → a frame, a blank, or one diagnostic. Never throws. */
+export const decodeLine = (line: string): Decoded => {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch (cause) {
+    if (line.trim() === "") return { kind: "blank" }
+    const message = cause instanceof Error ? cause.message : String(cause)
+    return {
+      kind: "error",
+      message: `not JSON: ${message} (${line.length > 80 ? `${line.slice(0, 80)}…` : line})`,
+    }
+  }
+  return decodeValue(value)
+}
+
+// ---------------------------------------------------------------------------
+// Stored transcript records (`<config dir>/projects/<cwd>/<session>.jsonl`)
+
+const recordBase = {
+  uuid: optStr,
+  parentUuid: optStr,
+  isSidechain: optBool,
+  sessionId: optStr,
+  agentId: optStr,
+  timestamp: optStr,
+}
+export const UserRecord = z.looseObject({
+  type: z.literal("user"),
+  ...recordBase,
+  message: z.looseObject({ role: optStr, content: MessageContent }),
+  toolUseResult: z.unknown().optional(),
+  isCompactSummary: optBool,
+  isMeta: optBool,
+  isSynthetic: optBool,
+  origin: z.looseObject({ kind: optStr }).nullish(),
+  promptId: optStr,
+})
+export const AssistantRecord = z.looseObject({
+  type: z.literal("assistant"),
+  ...recordBase,
+  message: ApiMessage,
+  requestId: optStr,
+})
+export const SystemRecord = z.looseObject({
+  type: z.literal("system"),
+  ...recordBase,
+  subtype: optStr,
+  content: optStr,
+  level: optStr,
+  compactMetadata: z.unknown().optional(),
+})
+export const SummaryRecord = z.looseObject({ type: z.literal("summary"), summary: str, leafUuid: optStr })
+export const AiTitleRecord = z.looseObject({
+  type: z.literal("ai-title"),
+  aiTitle: optStr,
+  title: optStr,
+  sessionId: optStr,
+})
+export const CustomTitleRecord = z.looseObject({
+  type: z.literal("custom-title"),
+  customTitle: optStr,
+  title: optStr,
+  sessionId: optStr,
+})
+export const AttachmentRecord = z.looseObject({
+  type: z.literal("attachment"),
+  ...recordBase,
+  attachment: z.looseObject({ type: optStr }).nullish(),
+})
+export type UserRecord = z.infer<typeof UserRecord>
+export type AssistantRecord = z.infer<typeof AssistantRecord>
+export type SystemRecord = z.infer<typeof SystemRecord>
+export type SummaryRecord = z.infer<typeof SummaryRecord>
+export type AiTitleRecord = z.infer<typeof AiTitleRecord>
+export type CustomTitleRecord = z.infer<typeof CustomTitleRecord>
+export type AttachmentRecord = z.infer<typeof AttachmentRecord>
+/** A record of a type nobody reads (queue-operation, last-prompt, mode, …), kept as is. */
+export interface OtherRecord {
+  readonly type: UnknownName
+  readonly [key: string]: unknown
+}
+export type TranscriptRecord =
+  | UserRecord
+  | AssistantRecord
+  | SystemRecord
+  | SummaryRecord
+  | AiTitleRecord
+  | CustomTitleRecord
+  | AttachmentRecord
+  | OtherRecord
+
+const recordSchemas: Record<string, z.ZodType> = {
+  user: UserRecord,
+  assistant: AssistantRecord,
+  system: SystemRecord,
+  summary: SummaryRecord,
+  "ai-title": AiTitleRecord,
+  "custom-title": CustomTitleRecord,
+  attachment: AttachmentRecord,
+}
+
+export type DecodedRecord =
+  | { readonly kind: "record"; readonly record: TranscriptRecord }
+  | { readonly kind: "blank" }
+  | { readonly kind: "error"; readonly message: string }
+
+/** Validate a parsed transcript record. */
+export const decodeRecordValue = (value: unknown): DecodedRecord => {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { kind: "error", message: "record is not a JSON object" }
+  const type = (value as { type?: unknown }).type
+  if (typeof type !== "string") return { kind: "error", message: "record has no type" }
+  const schema = hasOwn.call(recordSchemas, type) ? recordSchemas[type] : undefined
+  if (schema === undefined) return { kind: "record", record: value as OtherRecord }
+  const parsed = schema.safeParse(value)
+  return parsed.success
+    ? { kind: "record", record: parsed.data as TranscriptRecord }
+    : { kind: "error", message: `${type}: ${issueText(parsed.error)}` }
+}
+
+/** One transcript line → a record, a blank, or one diagnostic (a torn last line is an error). Never throws. */
+export const decodeRecord = (line: string): DecodedRecord => {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch (cause) {
+    if (line.trim() === "") return { kind: "blank" }
+    return { kind: "error", message: `not JSON: ${cause instanceof Error ? cause.message : String(cause)}` }
+  }
+  return decodeRecordValue(value)
+}
+
+// ---------------------------------------------------------------------------
+// Subagent and workflow files
+
+/** `agent-<agentId>.meta.json` beside a subagent or workflow agent transcript. */
+export const AgentMeta = z.looseObject({
+  agentType: optStr,
+  description: optStr,
+  toolUseId: optStr,
+  parentAgentId: optStr,
+  spawnDepth: optNum,
+  requestShape: optStr,
+  model: optStr,
+  workflowPhase: optStr,
+})
+export type AgentMeta = z.infer<typeof AgentMeta>
+
+export const WorkflowPhaseEntry = z.looseObject({
+  type: z.literal("workflow_phase"),
+  index: num,
+  title: str,
+})
+export const WorkflowAgentEntry = z.looseObject({
+  type: z.literal("workflow_agent"),
+  index: num,
+  label: optStr,
+  phaseIndex: optNum,
+  phaseTitle: optStr,
+  agentId: optStr,
+  model: optStr,
+  state: optStr,
+  startedAt: optNum,
+  queuedAt: optNum,
+  attempt: optNum,
+  lastToolName: optStr,
+  lastToolSummary: optStr,
+  promptPreview: optStr,
+  tokens: optNum,
+  toolCalls: optNum,
+  durationMs: optNum,
+  resultPreview: optStr,
+  error: optStr,
+  blocked: z.unknown().optional(),
+  cached: optBool,
+  agentType: optStr,
+})
+export type WorkflowPhaseEntry = z.infer<typeof WorkflowPhaseEntry>
+export type WorkflowAgentEntry = z.infer<typeof WorkflowAgentEntry>
+
+/** The Workflow tool's `tool_use_result` (`async_launched`). */
+export const WorkflowLaunch = z.looseObject({
+  status: optStr,
+  taskId: optStr,
+  taskType: optStr,
+  workflowName: optStr,
+  runId: optStr,
+  summary: optStr,
+  transcriptDir: optStr,
+  scriptPath: optStr,
+})
+export type WorkflowLaunch = z.infer<typeof WorkflowLaunch>
+
+/** The `output_file` record, and the run record `<session dir>/workflows/<runId>.json` (a superset). */
+export const WorkflowRecord = z.looseObject({
+  runId: optStr,
+  taskId: optStr,
+  summary: optStr,
+  agentCount: optNum,
+  logs: z.array(z.unknown()).nullish(),
+  result: z.unknown().optional(),
+  workflowProgress: z.array(z.looseObject({ type: optStr })).nullish(),
+  totalTokens: optNum,
+  totalToolCalls: optNum,
+  status: optStr,
+  startTime: optNum,
+  durationMs: optNum,
+  phases: z.array(z.looseObject({ title: str })).nullish(),
+  workflowName: optStr,
+  script: optStr,
+  error: optStr,
+})
+export type WorkflowRecord = z.infer<typeof WorkflowRecord>
+
+/** One line of a workflow run's `journal.jsonl`. */
+export const JournalEntry = z.looseObject({
+  type: str,
+  key: optStr,
+  agentId: optStr,
+  label: optStr,
+  phase: optStr,
+  result: z.unknown().optional(),
+  error: optStr,
+})
+export type JournalEntry = z.infer<typeof JournalEntry>
