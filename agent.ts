@@ -1,52 +1,592 @@
 /**
- * ClaudeAgent: every agent method for one account. The live-session parts
- * (session.ts), history (history.ts), accounts and options are filled in by
- * their own files; this skeleton answers `initialize` so host → plugin →
- * agent runs end to end.
+ * ClaudeAgent: every agent method for one account. It owns the account's
+ * live sessions (session.ts), its catalog (the probe's `initialize` answer
+ * and `get_usage`), and wires the other files in: options and models for the
+ * launch, history and session state for resume, rewind and fork, skills,
+ * limits and the account's sign-in.
  */
-import { Effect } from "effect"
-import type { PluginApi } from "./sdk/plugin-api.ts"
-import type { AgentFailure, AgentHost, AgentInfo, AgentProvider } from "./sdk/protocol.ts"
+import { Deferred, Effect, Exit, Scope } from "effect"
+import * as account from "./account.ts"
+import {
+  childEnvFor,
+  configDirFor,
+  continuationKey,
+  type LaunchKnobs,
+  readLaunchKnobsLogged,
+  readMergedSettings,
+} from "./config.ts"
+import { RewindImpossible, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
+import * as history from "./history.ts"
+import type { Account } from "./instances.ts"
+import { appendSystemPrompt, launchArgs, PROTOCOL_ARGS } from "./launch.ts"
+import { limitsFromGetUsage } from "./limits.ts"
+import { makeMapper } from "./map.ts"
+import { type ClaudeModel, modelCatalog } from "./models.ts"
+import {
+  agentOptions,
+  applyOption,
+  launchFlags,
+  liveRequests,
+  OPTION_IDS,
+  optionsRecord,
+  parseOptions,
+  permissionModeFor,
+  promptKeywords,
+  type SessionOptions,
+  ULTRACODE,
+} from "./options.ts"
+import { brokerContext } from "./sdk/context.ts"
+import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
+import type {
+  AgentEvent,
+  AgentFailure,
+  AgentHost,
+  AgentInfo,
+  AgentProvider,
+  PluginTool,
+  SessionInfoPayload,
+  SessionOpened,
+  SkillInfo,
+  UsageLimits,
+} from "./sdk/protocol.ts"
+import { type Frame, type LiveSession, makeSession, type SessionTimeouts } from "./session.ts"
+import { promptWithSkill, readSkills, skillsChanged } from "./skills.ts"
+import * as state from "./state.ts"
+import type { DecodedLine } from "./transport.ts"
+import type { StartMode } from "./types.ts"
+import { decodeLine, GetSettingsResponse, GetUsageResponse, InitializeResponse } from "./wire.ts"
 
 export interface AgentIdentity {
+  /** The agent id (`claude`, `claude:<account id>`). */
   readonly id: string
   readonly name: string
+  readonly account?: Account
 }
 
-const notYet = (method: string): Effect.Effect<never, AgentFailure> =>
-  Effect.fail({ _tag: "NotImplemented", message: `${method} is not implemented yet` })
+/** Test seams: shorter timeouts for FakePeer tests. */
+export interface AgentTuning {
+  readonly timeouts?: Partial<SessionTimeouts>
+}
+
+/** What the catalog probe learned: the CLI's own view of models, commands and account. */
+interface Catalog {
+  readonly models: ClaudeModel[]
+  readonly initialize: InitializeResponse
+  readonly usage?: UsageLimits
+}
+
+interface OpenSession {
+  readonly live: LiveSession
+  readonly scope: Scope.Closeable
+  readonly cwd: string
+  readonly tools: ReadonlyArray<PluginTool>
+  readonly instructions: string | undefined
+  options: SessionOptions
+  /** Index the next prompt gets among the conversation's prompts (what state.sent stores). */
+  nextPromptIndex: number
+  /** Host item id → the native UUID it was sent with (this process's lifetime). */
+  readonly sentUuids: Map<string, string>
+  skills: ReadonlyArray<SkillInfo> | undefined
+}
+
+const decode = (line: string) => decodeLine(line) as DecodedLine<Frame>
+
+/** The options and knobs as the CLI's command line. */
+const argsFor = (
+  start: StartMode,
+  cwd: string,
+  options: SessionOptions,
+  models: ReadonlyArray<ClaudeModel>,
+  knobs: LaunchKnobs,
+) =>
+  launchArgs({
+    start,
+    workspace: cwd,
+    optionFlags: launchFlags(options, models),
+    knobFlags: [
+      ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
+      ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
+      ...(knobs.settingSources !== undefined ? ["--setting-sources", knobs.settingSources] : []),
+    ],
+    addDirs: knobs.addDirs,
+    extraArgs: knobs.extraArgs,
+  })
 
 export const makeClaudeAgent = (
-  _api: PluginApi,
-  _host: AgentHost,
+  api: PluginApi,
+  host: AgentHost,
   identity: AgentIdentity,
-): AgentProvider => ({
-  id: identity.id,
-  initialize: () =>
-    Effect.succeed<AgentInfo>({
-      id: identity.id,
-      name: identity.name,
-      status: "Ready",
-      models: [],
-      options: [],
-      capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
-    }),
-  createSession: () => notYet("create_session"),
-  resumeSession: () => notYet("resume_session"),
-  forkSession: () => notYet("fork_session"),
-  readSession: () => notYet("read_session"),
-  listSessions: () => notYet("list_sessions"),
-  closeSession: () => Effect.void,
-  prompt: () => notYet("prompt"),
-  cancel: () => Effect.void,
-  cancelTask: () => notYet("cancel_task"),
-  setOption: () => notYet("set_option"),
-  rollback: () => notYet("rollback"),
-  answerApproval: () => notYet("answer_approval"),
-  answerQuestion: () => notYet("answer_question"),
-  getUsage: () => notYet("get_usage"),
-  signIn: () => notYet("sign_in"),
-  signOut: () => notYet("sign_out"),
-  update: () => notYet("update"),
-  dispose: () => Effect.void,
-})
+  tuning: AgentTuning = {},
+): AgentProvider => {
+  const acct: Account = identity.account ?? { id: "claude", name: identity.name }
+  const services = brokerContext(api)
+  const agentScope = Scope.makeUnsafe()
+  const sessions = new Map<string, OpenSession>()
+  let catalog: Catalog | undefined
+  let probing: Deferred.Deferred<Catalog, SessionError> | undefined
+  let lastLimits: UsageLimits | undefined
+
+  /** Run with the broker, failing as the protocol's one-line AgentFailure. */
+  const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
+    effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
+
+  const emit = (event: AgentEvent) => host.emit(event)
+  const models = () => catalog?.models ?? modelCatalog(undefined)
+
+  const cliCommands = () =>
+    (catalog?.initialize.commands ?? []).map((command) => ({
+      name: command.name,
+      ...(command.description ? { description: command.description } : {}),
+    }))
+
+  const lookup = (sessionId: string) =>
+    Effect.suspend(() => {
+      const open = sessions.get(sessionId)
+      return open ? Effect.succeed(open) : Effect.fail(new SessionNotFound({ sessionId }))
+    })
+
+  const sessionInfo = (open: { cwd: string; options: SessionOptions }): SessionInfoPayload => ({
+    cwd: open.cwd,
+    ...(open.options.model ? { model: open.options.model } : {}),
+    permission_mode: permissionModeFor(open.options.approval),
+    options: optionsRecord(open.options),
+  })
+
+  // -- catalog probe ------------------------------------------------------------
+
+  const rememberLimits = (limits: UsageLimits) =>
+    Effect.gen(function* () {
+      lastLimits = limits
+      yield* host.infoChanged(identity.id)
+    })
+
+  /** A prompt-free, MCP-free launch: read `initialize`, ask `get_usage`, stop. */
+  const probeOnce: Effect.Effect<Catalog, SessionError, Broker> = Effect.gen(function* () {
+    const scope = yield* Scope.fork(agentScope)
+    const cliId = crypto.randomUUID()
+    let answer: InitializeResponse | undefined
+    const env = yield* childEnvFor(acct)
+    const fs = api.fs
+    const live = yield* makeSession({
+      hostId: `probe-${cliId}`,
+      cwd: fs.paths.home,
+      tools: [],
+      start: { kind: "new", cliId },
+      prepareLaunch: (start) =>
+        Effect.succeed({
+          args: [...PROTOCOL_ARGS, "--session-id", start.cliId, "--strict-mcp-config"],
+          env,
+        }),
+      makeMapper: (id) => makeMapper({ sessionId: id }),
+      decodeLine: decode,
+      emit: () => Effect.void,
+      hooks: {
+        initialized: (response) =>
+          Effect.sync(() => {
+            const parsed = InitializeResponse.safeParse(response)
+            answer = parsed.success ? parsed.data : {}
+          }),
+      },
+      ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
+    }).pipe(Scope.provide(scope))
+    const result = yield* Effect.gen(function* () {
+      yield* live.ensureProcess
+      const usage = yield* live.request("get_usage").pipe(Effect.option)
+      const parsedUsage =
+        usage._tag === "Some" && usage.value ? GetUsageResponse.safeParse(usage.value) : undefined
+      const initialize = answer ?? {}
+      return {
+        models: modelCatalog(initialize),
+        initialize,
+        ...(parsedUsage?.success ? { usage: limitsFromGetUsage(parsedUsage.data) } : {}),
+      } satisfies Catalog
+    }).pipe(Effect.ensuring(live.close.pipe(Effect.andThen(Scope.close(scope, Exit.void)))))
+    return result
+  })
+
+  /** One probe at a time: concurrent callers share the one in flight. */
+  const probe: Effect.Effect<Catalog, SessionError, Broker> = Effect.gen(function* () {
+    if (probing) return yield* Deferred.await(probing)
+    const mine = Deferred.makeUnsafe<Catalog, SessionError>()
+    probing = mine
+    const exit = yield* Effect.exit(probeOnce)
+    probing = undefined
+    if (Exit.isSuccess(exit)) {
+      catalog = exit.value
+      if (exit.value.usage) lastLimits = exit.value.usage
+    }
+    yield* Deferred.done(mine, exit)
+    return yield* exit
+  })
+
+  /** Fill the catalog in the background; tell the host when it arrives. */
+  const warmCatalog = Effect.gen(function* () {
+    if (catalog || probing) return
+    yield* probe.pipe(
+      Effect.andThen(host.infoChanged(identity.id)),
+      Effect.catchCause((cause) => api.log.warn(`${identity.id}: catalog probe failed`, String(cause))),
+      Effect.provideContext(services),
+      Effect.forkIn(agentScope),
+    )
+  })
+
+  // -- sessions -----------------------------------------------------------------
+
+  const refreshSkills = (open: OpenSession, sessionId: string) =>
+    Effect.gen(function* () {
+      const configDir = yield* configDirFor(acct)
+      const skills = yield* readSkills(configDir, open.cwd, cliCommands())
+      if (open.skills && !skillsChanged(open.skills, skills)) return
+      open.skills = skills
+      yield* emit({ type: "Skills", session_id: sessionId, skills })
+    })
+
+  /** Ultracode is accepted silently where it cannot apply: ask and warn. */
+  const checkUltracode = (open: OpenSession) =>
+    Effect.gen(function* () {
+      if (open.options.effort !== ULTRACODE) return
+      const answer = yield* open.live.request("get_settings").pipe(Effect.option)
+      if (answer._tag === "None" || !answer.value) return
+      const parsed = GetSettingsResponse.safeParse(answer.value)
+      if (parsed.success && parsed.data.applied?.ultracode === false)
+        yield* open.live.emitNotice(
+          "warning",
+          "Ultracode did not turn on for this model (it needs a model with extra high effort); the session runs without it",
+        )
+    })
+
+  interface OpenParams {
+    readonly hostId: string
+    readonly cwd: string
+    readonly tools?: ReadonlyArray<PluginTool> | undefined
+    readonly instructions?: string | undefined
+    readonly options: SessionOptions
+    readonly start: StartMode
+    readonly nextPromptIndex: number
+  }
+
+  const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.fork(agentScope)
+      const hostId = params.hostId
+      // Filled below; the hooks only run once the session exists.
+      let open: OpenSession | undefined
+      const live = yield* makeSession({
+        hostId,
+        cwd: params.cwd,
+        tools: params.tools ?? [],
+        instructions: params.instructions,
+        start: params.start,
+        prepareLaunch: (start) =>
+          Effect.gen(function* () {
+            const knobs = yield* readLaunchKnobsLogged
+            const env = yield* childEnvFor(acct)
+            const options = open?.options ?? params.options
+            return {
+              args: argsFor(start, params.cwd, options, models(), knobs),
+              env,
+              appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
+            }
+          }),
+        makeMapper: () =>
+          makeMapper({ sessionId: hostId, ...(params.options.model ? { model: params.options.model } : {}) }),
+        decodeLine: decode,
+        emit,
+        promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
+        hooks: {
+          initialized: (response) =>
+            Effect.gen(function* () {
+              if (catalog) return
+              const parsed = InitializeResponse.safeParse(response)
+              if (!parsed.success) return
+              catalog = {
+                models: modelCatalog(parsed.data),
+                initialize: parsed.data,
+                ...(lastLimits ? { usage: lastLimits } : {}),
+              }
+              yield* host.infoChanged(identity.id)
+            }),
+          launched: () =>
+            Effect.gen(function* () {
+              if (!open) return
+              yield* refreshSkills(open, hostId)
+              yield* checkUltracode(open)
+            }),
+          sent: ({ itemId, uuid }) =>
+            Effect.gen(function* () {
+              if (!open) return
+              const index = open.nextPromptIndex++
+              if (!itemId) return
+              open.sentUuids.set(itemId, uuid)
+              yield* state.rememberSent(hostId, itemId, index)
+            }),
+          runEnded: () => (open ? refreshSkills(open, hostId) : Effect.void),
+          usageLimits: (limits) => rememberLimits(limits),
+        },
+        ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
+      }).pipe(Scope.provide(scope))
+      open = {
+        live,
+        scope,
+        cwd: params.cwd,
+        tools: params.tools ?? [],
+        instructions: params.instructions,
+        options: params.options,
+        nextPromptIndex: params.nextPromptIndex,
+        sentUuids: new Map(),
+        skills: undefined,
+      }
+      const previous = sessions.get(hostId)
+      if (previous) yield* closeOpen(hostId, previous)
+      sessions.set(hostId, open)
+      yield* live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open as OpenSession)))
+      return open
+    })
+
+  const closeOpen = (hostId: string, open: OpenSession) =>
+    Effect.gen(function* () {
+      if (sessions.get(hostId) === open) sessions.delete(hostId)
+      yield* open.live.close
+      yield* Scope.close(open.scope, Exit.void)
+    })
+
+  const opened = (hostId: string, open: OpenSession): SessionOpened => ({
+    session_id: hostId,
+    info: sessionInfo(open),
+  })
+
+  const promptCountOf = (cliId: string, cwd: string) =>
+    Effect.gen(function* () {
+      const configDir = yield* configDirFor(acct)
+      return yield* history.promptCount(configDir, cwd, cliId)
+    })
+
+  // -- the provider -------------------------------------------------------------
+
+  const provider: AgentProvider = {
+    id: identity.id,
+
+    initialize: () =>
+      call(
+        Effect.gen(function* () {
+          const status = yield* account.authStatus(acct)
+          const configDir = yield* configDirFor(acct)
+          const settings = yield* readMergedSettings(configDir)
+          const skills = yield* readSkills(configDir, undefined, cliCommands())
+          const maintenance = yield* account.maintenance().pipe(Effect.option)
+          const list = models()
+          if (status.status === "Ready") yield* warmCatalog
+          return {
+            id: identity.id,
+            name: identity.name,
+            status: status.status,
+            ...(status.message ? { statusMessage: status.message } : {}),
+            ...(status.description ? { description: status.description } : {}),
+            ...(maintenance._tag === "Some" && maintenance.value.version
+              ? { version: maintenance.value.version }
+              : {}),
+            continuationKey: yield* continuationKey(acct),
+            ...(lastLimits ? { usageLimits: lastLimits } : {}),
+            promptKeywords: promptKeywords(settings),
+            models: list,
+            options: agentOptions(list, settings),
+            skills,
+            ...(maintenance._tag === "Some" ? { maintenance: maintenance.value } : {}),
+            capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
+          } satisfies AgentInfo
+        }),
+      ),
+
+    createSession: (params) =>
+      call(
+        Effect.gen(function* () {
+          const hostId = params.sessionId ?? crypto.randomUUID()
+          const stored = yield* state.loadSessionState(hostId)
+          const cliId = stored.cli ?? hostId
+          const open = yield* openSession({
+            hostId,
+            cwd: params.cwd,
+            tools: params.tools,
+            instructions: params.instructions,
+            options: parseOptions(params.options),
+            start: { kind: "new", cliId },
+            nextPromptIndex: 0,
+          })
+          return opened(hostId, open)
+        }),
+      ),
+
+    resumeSession: (params) =>
+      call(
+        Effect.gen(function* () {
+          const hostId = params.sessionId
+          const cliId = yield* state.cliIdFor(hostId)
+          const count = yield* promptCountOf(cliId, params.cwd)
+          const base = {
+            hostId,
+            cwd: params.cwd,
+            tools: params.tools,
+            instructions: params.instructions,
+            options: parseOptions(params.options),
+            nextPromptIndex: count,
+          }
+          // A chat that never got a prompt has no file to resume: start it anew under its id.
+          const open = yield* openSession({
+            ...base,
+            start: count > 0 ? { kind: "resume", cliId } : { kind: "new", cliId },
+          }).pipe(
+            Effect.catchTag("ProcessExited", (error) =>
+              count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
+            ),
+          )
+          return opened(hostId, open)
+        }),
+      ),
+
+    forkSession: (params) =>
+      call(
+        Effect.gen(function* () {
+          const origin = yield* state.cliIdFor(params.sessionId)
+          const hostId = params.newSessionId ?? crypto.randomUUID()
+          const originOpen = sessions.get(params.sessionId)
+          // A fork is the same conversation taken elsewhere: it keeps the origin's options.
+          const options = { ...(originOpen?.options ?? {}), ...parseOptions(params.options) }
+          const count = yield* promptCountOf(origin, params.cwd)
+          const open = yield* openSession({
+            hostId,
+            cwd: params.cwd,
+            tools: params.tools,
+            instructions: params.instructions,
+            options,
+            start: { kind: "fork", origin, cliId: hostId },
+            nextPromptIndex: count,
+          })
+          return opened(hostId, open)
+        }),
+      ),
+
+    readSession: (params) =>
+      call(
+        Effect.gen(function* () {
+          const configDir = yield* configDirFor(acct)
+          const cliId = yield* state.cliIdFor(params.sessionId)
+          const transcript = yield* history.readSession(configDir, params.cwd, cliId)
+          if (!transcript) return yield* Effect.fail(new SessionNotFound({ sessionId: params.sessionId }))
+          return { ...transcript, session_id: params.sessionId }
+        }),
+      ),
+
+    listSessions: (params) =>
+      call(
+        Effect.gen(function* () {
+          const configDir = yield* configDirFor(acct)
+          return yield* history.listSessions(configDir, params)
+        }),
+      ),
+
+    closeSession: ({ sessionId }) =>
+      call(
+        Effect.gen(function* () {
+          const open = sessions.get(sessionId)
+          if (open) yield* closeOpen(sessionId, open)
+        }),
+      ),
+
+    prompt: (params) => call(Effect.flatMap(lookup(params.sessionId), (open) => open.live.prompt(params))),
+
+    cancel: ({ sessionId }) => call(Effect.flatMap(lookup(sessionId), (open) => open.live.cancel)),
+
+    cancelTask: ({ sessionId, taskId }) =>
+      call(Effect.flatMap(lookup(sessionId), (open) => open.live.cancelTask(taskId))),
+
+    setOption: ({ sessionId, optionId, value }) =>
+      call(
+        Effect.gen(function* () {
+          const open = yield* lookup(sessionId)
+          open.options = applyOption(open.options, optionId, value)
+          for (const { subtype, ...fields } of liveRequests(optionId, value, open.options, models()))
+            yield* open.live.request(subtype, fields)
+          if (optionId === OPTION_IDS.effort || optionId === OPTION_IDS.model) yield* checkUltracode(open)
+          yield* emit({ type: "SessionInfo", session_id: sessionId, info: sessionInfo(open) })
+        }),
+      ),
+
+    rollback: ({ sessionId, itemId }) =>
+      call(
+        Effect.gen(function* () {
+          const open = yield* lookup(sessionId)
+          const configDir = yield* configDirFor(acct)
+          const cliId = open.live.cliId()
+          const index = yield* state.sentIndexOf(sessionId, itemId)
+          const uuid =
+            open.sentUuids.get(itemId) ??
+            (index === undefined ? undefined : yield* history.promptUuidAt(configDir, open.cwd, cliId, index))
+          if (!uuid)
+            return yield* Effect.fail(
+              new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
+            )
+          const target = yield* history.rewindTarget(configDir, open.cwd, cliId, uuid)
+          if ("error" in target) return yield* Effect.fail(new RewindImpossible({ reason: target.error }))
+          const keptPrompts = index ?? (yield* promptIndexOf(configDir, open.cwd, cliId, uuid))
+          if ("resumeAt" in target) {
+            yield* open.live.restart({ kind: "resumeAt", cliId, at: target.resumeAt })
+            yield* state.forgetSentFrom(sessionId, keptPrompts)
+          } else {
+            // Nothing left: a new conversation, under an alias (the CLI refuses an id it has a file for).
+            const fresh = crypto.randomUUID()
+            yield* open.live.restart({ kind: "new", cliId: fresh })
+            yield* state.setCliAlias(sessionId, fresh)
+          }
+          open.nextPromptIndex = "resumeAt" in target ? keptPrompts : 0
+          for (const [item, sentUuid] of [...open.sentUuids])
+            if (sentUuid === uuid || !("resumeAt" in target)) open.sentUuids.delete(item)
+        }),
+      ),
+
+    answerApproval: (answer) =>
+      call(Effect.flatMap(lookup(answer.sessionId), (open) => open.live.answerApproval(answer))),
+
+    answerQuestion: (answer) =>
+      call(Effect.flatMap(lookup(answer.sessionId), (open) => open.live.answerQuestion(answer))),
+
+    getUsage: () =>
+      call(
+        Effect.gen(function* () {
+          const fresh = yield* probe
+          const limits = fresh.usage ??
+            lastLimits ?? { windows: [], reset_credits: [], updated_at: new Date().toISOString() }
+          if (fresh.usage) yield* rememberLimits(fresh.usage)
+          return limits
+        }),
+      ),
+
+    signIn: () =>
+      call(
+        Effect.gen(function* () {
+          // The login process waits for the browser; it lives in the agent's scope.
+          const started = yield* account.signIn(acct).pipe(Scope.provide(agentScope))
+          yield* started.done.pipe(Effect.andThen(host.infoChanged(identity.id)), Effect.forkIn(agentScope))
+          return { ...(started.url ? { url: started.url } : {}), message: started.message }
+        }),
+      ),
+    signOut: () => call(account.signOut(acct).pipe(Effect.andThen(host.infoChanged(identity.id)))),
+    update: () => call(account.update()),
+
+    dispose: () =>
+      Effect.gen(function* () {
+        for (const [hostId, open] of [...sessions]) yield* closeOpen(hostId, open)
+        yield* Scope.close(agentScope, Exit.void)
+      }),
+  }
+
+  /** The prompt index of the record `uuid` (rewinding to a prompt this process did not send). */
+  const promptIndexOf = (configDir: string, cwd: string, cliId: string, uuid: string) =>
+    Effect.gen(function* () {
+      const dir = yield* history.projectDir(configDir, cwd)
+      const chain = yield* history.readChain(history.sessionFile(dir, cliId))
+      const at = history.promptRecords(chain.records).findIndex((record) => record.uuid === uuid)
+      return Math.max(at, 0)
+    })
+
+  return provider
+}

@@ -43,7 +43,7 @@ const testMapper = (): SessionMapper => ({
         events: [],
         signals: [
           {
-            kind: "result",
+            type: "result",
             subtype: String(frame.subtype),
             isError: frame.is_error === true,
             errors: (frame.errors as string[] | undefined) ?? [],
@@ -68,7 +68,10 @@ const testMapper = (): SessionMapper => ({
     return { events: [], signals: [] }
   },
   taskForAgent: (agentId) => (agentId === "agent-1" ? "toolu_agent" : undefined),
-  agentForTask: (taskId) => (taskId === "toolu_agent" ? "agent-1" : undefined),
+  agentForTask: (taskId) => (taskId === "toolu_agent" ? { agentId: "agent-1", kind: "agent" } : undefined),
+  setModel: () => {},
+  mapAgentRecords: () => [],
+  finishWorkflow: () => [],
   setTaskWaiting: (taskId, waiting) => [
     {
       type: "Task",

@@ -29,6 +29,9 @@ import {
 import { initializeRequest, MCP_SERVER_NAME } from "./launch.ts"
 import { type DecodedLine, openTransport, type Transport } from "./transport.ts"
 import type { PendingRequest, RunState, SentInput, StartMode } from "./types.ts"
+import type { Mapper, Signal } from "./map.ts"
+import type { Frame as WireFrame } from "./wire.ts"
+import { readWorkflowRecord, WorkflowTail } from "./workflow.ts"
 import { handleMcp, type JsonRpcMessage } from "./sdk/mcp.ts"
 import { type Broker, type BrokerError, Host, Log, type ProcessExit } from "./sdk/plugin-api.ts"
 import type {
@@ -41,6 +44,7 @@ import type {
   QuestionAnswer,
   RunOutcome,
   RunUsage,
+  UsageLimits,
 } from "./sdk/protocol.ts"
 
 // ---------------------------------------------------------------------------
@@ -49,63 +53,15 @@ import type {
 /** A decoded stdout frame: at least a `type`. */
 export type Frame = { readonly type: string } & Readonly<Record<string, unknown>>
 
-/** What the mapper tells the session besides events. */
-export type MapSignal =
-  | {
-      readonly kind: "result"
-      readonly subtype: string
-      readonly isError: boolean
-      readonly usage?: RunUsage
-      readonly errors?: ReadonlyArray<string>
-      readonly userMessageUuids?: ReadonlyArray<string>
-      readonly text?: string
-    }
-  | { readonly kind: "state"; readonly state: string }
-  | { readonly kind: "init"; readonly model?: string; readonly cliSessionId?: string }
-  | {
-      readonly kind: "workflow"
-      readonly taskId: string
-      readonly runId?: string
-      readonly transcriptDir?: string
-      readonly outputFile?: string
-      readonly finished: boolean
-    }
-  | { readonly kind: "usage_limits"; readonly limits: unknown; readonly rejected?: unknown }
-  | { readonly kind: "compact_failed" }
-  | { readonly kind: string }
-
-export interface MapOutput {
-  readonly events: ReadonlyArray<AgentEvent>
-  readonly signals: ReadonlyArray<MapSignal>
-}
-
 /** The live mapper of one conversation (map.ts). */
-export interface SessionMapper {
-  readonly map: (frame: Frame, runId: string | undefined) => MapOutput
-  readonly taskForAgent: (agentId: string) => string | undefined
-  readonly agentForTask: (taskId: string) => string | undefined
-  readonly setTaskWaiting: (taskId: string, waiting: boolean, runId?: string) => ReadonlyArray<AgentEvent>
-}
+export type SessionMapper = Mapper
+export type MapSignal = Signal
 
 /** What one launch runs: computed by the agent at every launch (knobs are read fresh). */
 export interface PreparedLaunch {
   readonly args: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string | undefined>>
   readonly appendSystemPrompt?: string | undefined
-}
-
-/** Workflow following (workflow.ts): told about each workflow signal and polled. */
-export interface WorkflowFollower {
-  readonly signal: (
-    signal: Extract<MapSignal, { kind: "workflow" }>,
-    runId: string | undefined,
-  ) => Effect.Effect<ReadonlyArray<AgentEvent>, never, Broker>
-  /** Read what the agents' transcript files gained. */
-  readonly poll: (runId: string | undefined) => Effect.Effect<ReadonlyArray<AgentEvent>, never, Broker>
-  /** Is this task a workflow (stoppable) or one of its agents (not stoppable)? */
-  readonly kindOf: (taskId: string) => "workflow" | "workflow_agent" | undefined
-  /** The CLI's task id of a workflow task (for stop_task). */
-  readonly cliTaskId: (taskId: string) => string | undefined
 }
 
 export interface SessionTimeouts {
@@ -134,9 +90,8 @@ export interface SessionSetup {
   readonly emit: (event: AgentEvent) => Effect.Effect<void>
   /** The content blocks of a prompt (images, text, a closing skill block). */
   readonly promptContent?: (params: PromptParams) => ReadonlyArray<unknown>
-  readonly workflows?: (ctx: {
-    readonly emit: (event: AgentEvent) => Effect.Effect<void>
-  }) => WorkflowFollower
+  /** How often and how far apart a finished workflow's record is looked for (the CLI writes it late). */
+  readonly workflowRecord?: { readonly attempts?: number; readonly delayMs?: number }
   readonly hooks?: {
     /** The answer to `initialize` of each launch (the catalog). */
     readonly initialized?: (response: Readonly<Record<string, unknown>>) => Effect.Effect<void, never, Broker>
@@ -150,7 +105,7 @@ export interface SessionSetup {
     readonly runEnded?: () => Effect.Effect<void, never, Broker>
     /** A process is up (after initialize). */
     readonly launched?: (session: LiveSession) => Effect.Effect<void, never, Broker>
-    readonly usageLimits?: (limits: unknown) => Effect.Effect<void, never, Broker>
+    readonly usageLimits?: (limits: UsageLimits) => Effect.Effect<void, never, Broker>
   }
   readonly timeouts?: Partial<SessionTimeouts>
 }
@@ -184,6 +139,15 @@ export interface LiveSession {
 
 // ---------------------------------------------------------------------------
 // Internal state
+
+interface FollowedWorkflow {
+  readonly taskId: string
+  runId?: string
+  outputFile?: string
+  transcriptDir?: string
+  tail: WorkflowTail | undefined
+  finished: boolean
+}
 
 interface ProcessState {
   readonly scope: Scope.Closeable
@@ -277,7 +241,8 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
     const emitNotice = (level: "info" | "warning" | "error", text: string) =>
       emit({ type: "Notice", session_id: sid, ...(run ? { run_id: run.id } : {}), level, text })
 
-    const workflows = setup.workflows?.({ emit })
+    /** Workflow runs followed while they last: their agents' transcript files. */
+    const workflows = new Map<string, FollowedWorkflow>()
 
     /** Run `effect` on its own fiber, owned by the session. */
     const fork = <A, E>(effect: Effect.Effect<A, E, Broker>) =>
@@ -553,7 +518,7 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
       frame.type === "system" &&
       ((frame.subtype === "session_state_changed" && frame.state === "running") || frame.subtype === "init")
 
-    const onResult = (signal: Extract<MapSignal, { kind: "result" }>) =>
+    const onResult = (signal: Extract<MapSignal, { type: "result" }>) =>
       Effect.gen(function* () {
         const uuids = signal.userMessageUuids ?? []
         const current = run
@@ -582,22 +547,78 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
 
     const onSignal = (signal: MapSignal) =>
       Effect.gen(function* () {
-        switch (signal.kind) {
+        switch (signal.type) {
           case "result":
-            return yield* onResult(signal as Extract<MapSignal, { kind: "result" }>)
+            return yield* onResult(signal)
           case "workflow":
-            if (workflows)
-              yield* emitAll(
-                yield* workflows.signal(signal as Extract<MapSignal, { kind: "workflow" }>, run?.id),
-              )
+            return yield* onWorkflow(signal)
+          case "init":
+            mapper.setModel(signal.model)
             return
           case "usage_limits":
-            if (setup.hooks?.usageLimits)
-              yield* setup.hooks.usageLimits((signal as Extract<MapSignal, { kind: "usage_limits" }>).limits)
-            return
-          case "compact_failed":
+            if (setup.hooks?.usageLimits) yield* setup.hooks.usageLimits(signal.limits)
+            // A native rejection blocks the run; only its own result ends it.
+            if (signal.rejected && run)
+              yield* emit({
+                type: "usage_blocked",
+                session_id: sid,
+                run_id: run.id,
+                ...(signal.rejected.window ? { window: signal.rejected.window } : {}),
+                ...(signal.rejected.resetsAt ? { resets_at: signal.rejected.resetsAt } : {}),
+                message: signal.rejected.message,
+              })
             return
         }
+      })
+
+    // -- workflows ---------------------------------------------------------------
+
+    /** Map what a followed run's agent files gained since the last look. */
+    const pollWorkflow = (followed: FollowedWorkflow) =>
+      Effect.gen(function* () {
+        if (!followed.tail) return
+        for (const { agentId, records } of yield* followed.tail.poll) {
+          const taskId = mapper.taskForAgent(agentId)
+          if (taskId) yield* emitAll(mapper.mapAgentRecords(taskId, records, run?.id))
+        }
+      })
+
+    const pollWorkflows = Effect.gen(function* () {
+      for (const followed of workflows.values()) if (!followed.finished) yield* pollWorkflow(followed)
+    })
+
+    const onWorkflow = (signal: Extract<MapSignal, { type: "workflow" }>) =>
+      Effect.gen(function* () {
+        const followed: FollowedWorkflow = workflows.get(signal.taskId) ?? {
+          taskId: signal.taskId,
+          finished: false,
+          tail: undefined,
+        }
+        workflows.set(signal.taskId, followed)
+        if (signal.runId) followed.runId = signal.runId
+        if (signal.outputFile) followed.outputFile = signal.outputFile
+        if (signal.transcriptDir && !followed.tail) {
+          followed.transcriptDir = signal.transcriptDir
+          followed.tail = new WorkflowTail(signal.transcriptDir)
+        }
+        if (!signal.finished || followed.finished) return
+        followed.finished = true
+        // The CLI writes the record without waiting: read it (with retries) off the reader
+        // fiber, then every agent file one last time.
+        yield* fork(
+          Effect.gen(function* () {
+            const record = yield* readWorkflowRecord(
+              {
+                ...(followed.outputFile ? { outputFile: followed.outputFile } : {}),
+                ...(followed.transcriptDir ? { transcriptDir: followed.transcriptDir } : {}),
+                ...(followed.runId ? { runId: followed.runId } : {}),
+              },
+              setup.workflowRecord ?? {},
+            )
+            yield* emitAll(mapper.finishWorkflow(followed.taskId, record, run?.id))
+            yield* pollWorkflow(followed)
+          }),
+        )
       })
 
     const onFrame = (state: ProcessState) => (frame: Frame) =>
@@ -611,11 +632,10 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
             return yield* onCancelRequest(frame)
         }
         if (!run && beginsTurn(frame)) yield* openRun([])
-        const out = mapper.map(frame, run?.id)
+        const out = mapper.map(frame as unknown as WireFrame, run?.id)
         yield* emitAll(out.events)
         for (const signal of out.signals) yield* onSignal(signal)
-        if (workflows && (frame.type === "system" || frame.type === "user"))
-          yield* emitAll(yield* workflows.poll(run?.id))
+        if (workflows.size > 0 && (frame.type === "system" || frame.type === "user")) yield* pollWorkflows
       })
 
     // -- process lifecycle -----------------------------------------------------
@@ -761,18 +781,16 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
 
     const cancelTask = (taskId: string): Effect.Effect<void, SessionError, Broker> =>
       Effect.gen(function* () {
-        const kind = workflows?.kindOf(taskId)
-        if (kind === "workflow_agent")
+        const task = mapper.agentForTask(taskId)
+        if (!task || !proc) return yield* Effect.fail(new TaskNotFound({ taskId }))
+        if (task.kind === "workflow_agent")
           return yield* Effect.fail(
             new TaskNotStoppable({
               taskId,
               reason: "A workflow agent cannot be stopped on its own: stop the whole workflow instead",
             }),
           )
-        const cliTask =
-          kind === "workflow" ? (workflows?.cliTaskId(taskId) ?? taskId) : mapper.agentForTask(taskId)
-        if (!cliTask || !proc) return yield* Effect.fail(new TaskNotFound({ taskId }))
-        yield* requestOn(proc, "stop_task", { task_id: cliTask })
+        yield* requestOn(proc, "stop_task", { task_id: task.agentId })
       })
 
     const answerApproval = (answer: ApprovalAnswer) =>
