@@ -1,0 +1,104 @@
+/**
+ * End-to-end harness: the plugin loaded by host/ under its grants, driving
+ * the REAL `claude` CLI (the pinned devDependency, through a `claude` link on
+ * the login PATH) against testkit's scripted model on 127.0.0.1. No network,
+ * no login: a temporary HOME, a dummy API key.
+ */
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { type Host, startHost } from "../host/host.ts"
+import type { AgentEvent } from "../sdk/protocol.ts"
+import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
+import { type ModelServer, type Scenario, startModelServer } from "../testkit/model-server.ts"
+
+export const repoRoot = join(import.meta.dirname, "..")
+
+export interface World {
+  readonly sandbox: Sandbox
+  readonly server: ModelServer
+  readonly host: Host
+  readonly agentId: string
+  /** Extra login variables, read at every launch (change them between sessions). */
+  readonly env: Record<string, string | undefined>
+  /** The agent events of one session so far. */
+  readonly events: (sessionId: string) => AgentEvent[]
+  /** Wait for the first event of a session matching `match` (recorded or later). */
+  readonly waitFor: <T extends AgentEvent["type"]>(
+    sessionId: string,
+    type: T,
+    match?: (event: Extract<AgentEvent, { type: T }>) => boolean,
+    timeoutMs?: number,
+  ) => Promise<Extract<AgentEvent, { type: T }>>
+  readonly close: () => Promise<void>
+}
+
+export interface WorldOptions {
+  /** Extra login environment for the CLI (e.g. todo tools). */
+  readonly env?: Record<string, string>
+}
+
+export const startWorld = async (scenario: Scenario, options: WorldOptions = {}): Promise<World> => {
+  const sandbox = makeSandbox("cvg-e2e-")
+  const server = await startModelServer(scenario)
+  const env: Record<string, string | undefined> = { ...cliEnv(sandbox, server), ...options.env }
+  mkdirSync(join(sandbox.root, "data"), { recursive: true })
+  let host: Host
+  try {
+    host = await startHost({
+      pluginDir: repoRoot,
+      home: sandbox.home,
+      dataDir: join(sandbox.root, "data"),
+      env,
+      workspaces: [sandbox.ws],
+      killGraceMs: 1_000,
+    })
+  } catch (error) {
+    await server.close()
+    sandbox.cleanup()
+    throw error
+  }
+  const agentId = "claude"
+  const sessionEvents = (sessionId: string) =>
+    host.events.agentEvents(agentId).filter((e) => e.session_id === sessionId) as AgentEvent[]
+  return {
+    sandbox,
+    server,
+    host,
+    agentId,
+    env,
+    events: sessionEvents,
+    waitFor: async (sessionId, type, match, timeoutMs = 30_000) => {
+      const found = await host.events.waitFor(
+        (e) =>
+          e.kind === "agent_event" &&
+          e.event.session_id === sessionId &&
+          e.event.type === type &&
+          (!match || match(e.event as never)),
+        timeoutMs,
+      )
+      return (found as { event: AgentEvent }).event as never
+    },
+    close: async () => {
+      try {
+        await host.close()
+      } finally {
+        await server.close()
+        sandbox.cleanup()
+      }
+    },
+  }
+}
+
+export const ofType = <T extends AgentEvent["type"]>(events: ReadonlyArray<AgentEvent>, type: T) =>
+  events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type)
+
+/** Start a session in the sandbox's workspace. */
+export const createSession = (world: World, params: Record<string, unknown> = {}) =>
+  world.host.call(world.agentId, "createSession", { cwd: world.sandbox.ws, ...params })
+
+/** Prompt and wait for the run's end. */
+export const promptAndWait = async (world: World, sessionId: string, text: string, timeoutMs = 30_000) => {
+  const accepted = await world.host.call(world.agentId, "prompt", { sessionId, text })
+  const ended = await world.waitFor(sessionId, "RunEnded", (e) => e.run_id === accepted.run_id, timeoutMs)
+  return { accepted, ended }
+}
