@@ -207,7 +207,8 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     diff
       .replace(/\n$/, "")
       .split("\n")
-      .filter((line) => !line.startsWith("Index:") && !/^=+$/.test(line))
+      // Edits are diffs of fragments: the end-of-file markers say nothing about the file.
+      .filter((line) => !line.startsWith("Index:") && !/^=+$/.test(line) && !line.startsWith("\\ No newline"))
       .map((line) =>
         line.startsWith("+++") || line.startsWith("---")
           ? paint("bold", line)
@@ -332,7 +333,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
   }
 
   const approvalLines = (e: Extract<AgentEvent, { type: "ApprovalRequested" }>): string[] => {
-    const what = e.title || inputText(e.input)
+    const what = e.title && e.title !== e.tool_name ? e.title : inputText(e.input)
     const lines = [
       `${paint(["yellow", "bold"], "? Allow")} ${paint("bold", e.tool_name)}${what ? `: ${what}` : ""}`,
     ]

@@ -1,0 +1,159 @@
+// The built-in demo: a scripted model conversation that shows every kind of
+// event the front end draws (thinking and text, a plan, a Bash call that asks
+// for approval, Write then Edit with a diff, a subagent, a question). `npm
+// start` serves it on 127.0.0.1 when no login is found (host/tui/demo-env.ts).
+
+import { join } from "node:path"
+import {
+  message,
+  type RequestView,
+  type Scenario,
+  type Step,
+  text,
+  thinking,
+  toolUse,
+} from "./model-server.ts"
+
+/** What the demo suggests typing; any prompt runs the same script. */
+export const DEMO_PROMPT = "Show me around"
+
+/** The subagent's prompt carries this marker so its requests get its own script. */
+export const DEMO_SUBAGENT_MARK = "DEMO-SUBAGENT"
+
+/** The env the demo's CLI needs for TodoWrite (the plan) rather than the Task* tools. */
+export const DEMO_ENV: Readonly<Record<string, string>> = {
+  CLAUDE_CODE_ENABLE_TODO_TOOLS: "1",
+  CLAUDE_CODE_ENABLE_TASKS: "0",
+}
+
+export const DEMO_QUESTION = "Which greeting should the script print?"
+
+const PLAN = [
+  { content: "Run a shell command", activeForm: "Running a shell command" },
+  { content: "Write and edit a file", activeForm: "Writing and editing a file" },
+  { content: "Ask a subagent to check the work", activeForm: "Asking a subagent" },
+  { content: "Ask you a question", activeForm: "Asking you a question" },
+]
+
+const plan = (done: number) =>
+  toolUse("TodoWrite", {
+    todos: PLAN.map((p, i) => ({
+      content: p.content,
+      activeForm: p.activeForm,
+      status: i < done ? "completed" : i === done ? "in_progress" : "pending",
+    })),
+  })
+
+/** The last tool result's text, without the CLI's `<tag>…</tag>` annotations. */
+const lastResult = (req: RequestView): string =>
+  (req.toolResults().at(-1)?.content ?? "").replace(/<([a-z-]+)>[\s\S]*?<\/\1>/g, "").trim()
+
+const say = (steps: readonly Step[]) => message(steps)
+
+/** The demo conversation, with its files in `workspace`. */
+export function demoScenario(workspace: string): Scenario {
+  const file = join(workspace, "hello.py")
+  return {
+    main: [
+      say([
+        thinking(
+          "The user wants a tour. I will make a short plan, run a command, write and edit a file, " +
+            "ask a subagent to check it, and ask one question.",
+        ),
+        text(
+          "Hello! I am the **scripted demo model**: every answer here comes from testkit/demo.ts, " +
+            "not from Claude. Let me show you what a session looks like. First, a plan.",
+        ),
+        plan(0),
+      ]),
+      say([
+        text("Now a shell command. It changes the workspace, so it asks for your approval."),
+        toolUse("Bash", {
+          command: "mkdir -p notes && echo 'made by the demo' > notes/demo.txt && cat notes/demo.txt",
+          description: "Create notes/demo.txt",
+        }),
+      ]),
+      (req) =>
+        say([
+          text(
+            req.toolResults().at(-1)?.isError
+              ? "You said no to the command, so I will skip it. Next, a file."
+              : `The command printed: ${lastResult(req)}. Next, a file.`,
+          ),
+          plan(1),
+        ]),
+      say([
+        toolUse("Write", { file_path: file, content: 'def greet():\n    print("Hello")\n\n\ngreet()\n' }),
+      ]),
+      say([
+        text("And an edit, shown as a diff:"),
+        toolUse("Edit", {
+          file_path: file,
+          old_string: 'print("Hello")',
+          new_string: 'print("Hello, world")',
+        }),
+      ]),
+      say([plan(2)]),
+      say([
+        text("A subagent will check the file; its work appears nested under its task."),
+        toolUse("Agent", {
+          description: "Check hello.py",
+          prompt: `${DEMO_SUBAGENT_MARK}: read hello.py in the workspace and say what it prints.`,
+          subagent_type: "general-purpose",
+          run_in_background: false,
+        }),
+      ]),
+      (req) => say([text(`The subagent says: ${lastResult(req).split("\n")[0] ?? ""}`), plan(3)]),
+      say([
+        toolUse("AskUserQuestion", {
+          questions: [
+            {
+              question: DEMO_QUESTION,
+              header: "Greeting",
+              multiSelect: false,
+              options: [
+                { label: "Hello, world", description: "keep the edit" },
+                { label: "Bonjour", description: "French" },
+              ],
+            },
+          ],
+        }),
+      ]),
+      (req) =>
+        say([
+          thinking("The user answered; I close the plan and sum up."),
+          text(`Noted (${lastResult(req).replace(/\s+/g, " ").slice(0, 120)}).`),
+          toolUse("TodoWrite", {
+            todos: PLAN.map((p) => ({ content: p.content, activeForm: p.activeForm, status: "completed" })),
+          }),
+        ]),
+      say([
+        text(
+          "That is the whole demo: text and thinking, a plan, an approval, a diff, a subagent and a question. " +
+            "Log in with `claude auth login` (or set ANTHROPIC_API_KEY) and run `npm start` again to talk to the real model.",
+        ),
+      ]),
+    ],
+    subagents: [
+      {
+        match: DEMO_SUBAGENT_MARK,
+        name: "checker",
+        turns: [
+          say([
+            thinking("I should read the file."),
+            text("Reading hello.py."),
+            toolUse("Read", { file_path: file }),
+          ]),
+          say([text('hello.py defines greet() and prints "Hello, world" when run.')]),
+        ],
+      },
+    ],
+    exhausted: () =>
+      message([
+        text(
+          "The demo script has ended. Log in with `claude auth login` (or set ANTHROPIC_API_KEY) " +
+            "and run `npm start` again to talk to the real model; `/quit` leaves.",
+        ),
+      ]),
+  }
+}
