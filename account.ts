@@ -286,11 +286,8 @@ const locate = Effect.gen(function* () {
   return { path, installer: undefined }
 })
 
-export interface MaintenanceInfo extends Maintenance {
-  readonly installer?: Installer
-}
-
-export const maintenance = (): Effect.Effect<MaintenanceInfo, never, Process | Fs> =>
+/** `AgentInfo.maintenance`: version, owner, published version; `can_update` only for a proven owner. */
+export const maintenance = (): Effect.Effect<Maintenance, never, Process | Fs> =>
   Effect.gen(function* () {
     const versionRun = yield* run("claude", ["--version"], 30_000)
     const version = versionRun.code === 0 ? parseVersion(versionRun.stdout) : undefined
@@ -301,7 +298,7 @@ export const maintenance = (): Effect.Effect<MaintenanceInfo, never, Process | F
       : undefined
     return {
       ...(version && { version }),
-      ...(installer && { manager: installer.manager, installer }),
+      ...(installer && { manager: installer.manager }),
       ...(latest && { latest }),
       can_update: installer !== undefined,
       ...(path && { path }),
