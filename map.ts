@@ -223,6 +223,7 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
     runId: string | undefined,
     callId: string,
     hints: { agentId?: string | null; description?: string | null; subagentType?: string | null },
+    announce = true,
   ): TaskState => {
     let state = tasks.get(callId)
     if (state === undefined) {
@@ -240,7 +241,7 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
       routes.set(callId, callId)
     }
     indexAgent(state, hints.agentId)
-    emitTask(out, runId, state)
+    if (announce) emitTask(out, runId, state)
     return state
   }
 
@@ -662,7 +663,7 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
     const existing = byAgent.get(frame.task_id)
     const callId = frame.tool_use_id ?? existing ?? frame.task_id
     if (existing !== undefined && existing !== callId) routes.set(callId, existing) // re-sent after SendMessage
-    const state = tasks.get(existing ?? callId) ?? declareAgent(out, runId, callId, {})
+    const state = tasks.get(existing ?? callId) ?? declareAgent(out, runId, callId, {}, false)
     indexAgent(state, frame.task_id)
     state.cliTaskId = frame.task_id
     byCliTask.set(frame.task_id, state.id)

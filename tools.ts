@@ -198,7 +198,8 @@ export const toolResultOf = (
   const declared = record.exitCode ?? record.exit_code ?? record.returnCode
   if (typeof declared === "number") exit_code = declared
   else if (shell && isError) exit_code = exitCodeIn(text) ?? exitCodeIn(strOf(toolUseResult) ?? "")
-  else if (shell && !interrupted && typeof record.stdout === "string") exit_code = 0
+  // The CLI reports a non-zero exit as an error, so a shell call that succeeded exited 0.
+  else if (shell && !interrupted && !isError) exit_code = 0
   return exit_code === undefined
     ? { status, output, output_text: text }
     : { status, output, output_text: text, exit_code }
