@@ -5,7 +5,7 @@
  * launch, history and session state for resume, rewind and fork, skills,
  * limits and the account's sign-in.
  */
-import { Deferred, Effect, Exit, Scope } from "effect"
+import { Deferred, Effect, Exit, type Option, Scope } from "effect"
 import * as account from "./account.ts"
 import {
   childEnvFor,
@@ -43,6 +43,7 @@ import type {
   AgentHost,
   AgentInfo,
   AgentProvider,
+  Maintenance,
   PluginTool,
   SessionInfoPayload,
   SessionOpened,
@@ -125,6 +126,7 @@ export const makeClaudeAgent = (
   let catalog: Catalog | undefined
   let probing: Deferred.Deferred<Catalog, SessionError> | undefined
   let lastLimits: UsageLimits | undefined
+  let maintenanceInfo: Option.Option<Maintenance> | undefined
 
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
   const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
@@ -373,7 +375,9 @@ export const makeClaudeAgent = (
           const configDir = yield* configDirFor(acct)
           const settings = yield* readMergedSettings(configDir)
           const skills = yield* readSkills(configDir, undefined, cliCommands())
-          const maintenance = yield* account.maintenance().pipe(Effect.option)
+          // `--version` and the owner's npm are asked once per agent (again after an update).
+          maintenanceInfo ??= yield* account.maintenance().pipe(Effect.option)
+          const maintenance = maintenanceInfo
           const list = models()
           if (status.status === "Ready") yield* warmCatalog
           return {
@@ -570,7 +574,16 @@ export const makeClaudeAgent = (
         }),
       ),
     signOut: () => call(account.signOut(acct).pipe(Effect.andThen(host.infoChanged(identity.id)))),
-    update: () => call(account.update()),
+    update: () =>
+      call(
+        account.update().pipe(
+          Effect.tap(() =>
+            Effect.sync(() => {
+              maintenanceInfo = undefined
+            }),
+          ),
+        ),
+      ),
 
     dispose: () =>
       Effect.gen(function* () {
