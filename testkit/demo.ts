@@ -26,6 +26,9 @@ export const DEMO_ENV: Readonly<Record<string, string>> = {
   CLAUDE_CODE_ENABLE_TASKS: "0",
 }
 
+/** The subagent's report, quoted by the main conversation. */
+const CHECKED = 'hello.py defines greet() and prints "Hello, world" when run.'
+
 export const DEMO_QUESTION = "Which greeting should the script print?"
 
 const PLAN = [
@@ -103,7 +106,11 @@ export function demoScenario(workspace: string): Scenario {
           run_in_background: false,
         }),
       ]),
-      (req) => say([text(`The subagent says: ${lastResult(req).split("\n")[0] ?? ""}`), plan(3)]),
+      (req) =>
+        say([
+          text(`The subagent says: ${lastResult(req).includes(CHECKED) ? CHECKED : "(no report)"}`),
+          plan(3),
+        ]),
       say([
         toolUse("AskUserQuestion", {
           questions: [
@@ -144,7 +151,7 @@ export function demoScenario(workspace: string): Scenario {
             text("Reading hello.py."),
             toolUse("Read", { file_path: file }),
           ]),
-          say([text('hello.py defines greet() and prints "Hello, world" when run.')]),
+          say([text(CHECKED)]),
         ],
       },
     ],

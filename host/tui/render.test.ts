@@ -172,7 +172,7 @@ describe("plan, tasks, prompts", () => {
       r,
     )
     expect(out).toContain("◐ Agent: Count workspace files · general-purpose · Running\n")
-    expect(out).toContain("  · Bash\n")
+    expect(out).not.toContain("· Bash\n")
     expect(out).toContain("│ ◐ Agent: Nested")
     expect(out).toContain("│ │ ⏺ Bash $ ls\n")
     expect(out).toContain(

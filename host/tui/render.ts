@@ -293,8 +293,8 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
 
   const taskUpdate = (previous: TaskInfo | undefined, task: TaskInfo): string[] => {
     const lines: string[] = []
+    // Status changes only: the task's own tool calls already show what it is doing.
     if (!previous || previous.status !== task.status) lines.push(taskLabel(task))
-    else if (task.activity && task.activity !== previous.activity) lines.push(dim(`  · ${task.activity}`))
     if (task.workflow?.phases.length && !previous?.workflow?.phases.length)
       lines.push(dim(`  phases: ${task.workflow.phases.map((p) => p.title).join(" → ")}`))
     if (task.summary && task.summary !== previous?.summary && task.status !== "Running")
@@ -390,17 +390,11 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
       .join(" · ")}`
   }
 
-  const skillsLines = (skills: ReadonlyArray<SkillInfo>): string[] =>
-    skills.length === 0
-      ? [dim("skills: none")]
-      : [
-          dim(
-            `skills: ${skills
-              .filter((s) => !s.hidden_from_picker)
-              .map((s) => `/${s.name}`)
-              .join(" ")}`,
-          ),
-        ]
+  /** A count, not the list: the CLI brings dozens of commands; /skills lists them. */
+  const skillsLines = (skills: ReadonlyArray<SkillInfo>): string[] => {
+    const offered = skills.filter((s) => !s.hidden_from_picker).length
+    return [dim(`skills: ${offered === 0 ? "none" : `${offered} available (/skills lists them)`}`)]
+  }
 
   const noticeLine = (level: "info" | "warning" | "error", text: string): string =>
     level === "error"
