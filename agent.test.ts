@@ -464,3 +464,73 @@ describe("rollback and fork", () => {
       }),
     ))
 })
+
+describe("workflows", () => {
+  it("follows a recorded workflow run: agents' transcript files and the record from output_file", async () => {
+    const { readFileSync, readdirSync, statSync } = await import("node:fs")
+    const { join } = await import("node:path")
+    const root = join(import.meta.dirname, "testdata/workflow")
+    const files: Record<string, string> = {}
+    const walk = (dir: string, target: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name)
+        if (statSync(path).isDirectory()) walk(path, `${target}/${name}`)
+        else files[`${target}/${name}`] = readFileSync(path, "utf8")
+      }
+    }
+    walk(join(root, "projects"), "/sandbox/home/.claude/projects")
+    walk(join(root, "tasks"), "/sandbox/tmp")
+    const frames = readFileSync(join(root, "stdout.jsonl"), "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as Frame)
+    await test(
+      ({ agent, peer, events }) =>
+        Effect.gen(function* () {
+          const { proc } = yield* withLaunch(
+            peer,
+            agent.createSession({ sessionId: "s1", cwd: "/sandbox/ws" }),
+          )
+          yield* agent.prompt({ sessionId: "s1", text: "Run the workflow" })
+          yield* proc.expect((f) => f.type === "user")
+          for (const frame of frames.slice(1)) {
+            yield* proc.send(frame)
+            if (frame.type === "control_request" && frame.request?.subtype === "can_use_tool") {
+              yield* waitFor(() => ofType(events, "ApprovalRequested").length === 1, "the Workflow approval")
+              const approval = ofType(events, "ApprovalRequested")[0]!
+              yield* agent.answerApproval({
+                sessionId: "s1",
+                approvalId: approval.approval_id,
+                decision: "allow",
+              })
+            }
+          }
+          yield* waitFor(
+            () =>
+              ofType(events, "Task").some(
+                (e) => e.task.id === "toolu_wf_1" && e.task.workflow?.result !== undefined,
+              ),
+            "the workflow's record",
+          )
+          const workflow = ofType(events, "Task")
+            .filter((e) => e.task.id === "toolu_wf_1")
+            .at(-1)!.task
+          expect(workflow.workflow?.phases.map((p) => p.title)).toEqual(["Gather", "Report"])
+          expect(workflow.status).toBe("Completed")
+          // The agents' own messages reached their tasks from the transcript files.
+          const agentTasks = new Set(
+            events
+              .filter((e) => e.task_id?.startsWith("toolu_wf_1/") && e.type !== "Task")
+              .map((e) => e.task_id),
+          )
+          expect(agentTasks.size).toBeGreaterThanOrEqual(2)
+          // A workflow agent cannot be stopped on its own.
+          const [agentTask] = [...agentTasks]
+          const refused = yield* Effect.flip(agent.cancelTask({ sessionId: "s1", taskId: agentTask! }))
+          expect(refused._tag).toBe("TaskNotStoppable")
+          expect(ofType(events, "RunEnded").length).toBe(2)
+        }),
+      { home: "/sandbox/home", files: { "/sandbox/ws/README.md": "ws", ...files } },
+    )
+  })
+})

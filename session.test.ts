@@ -37,7 +37,8 @@ const decodeLine = (line: string) => {
 
 /** Maps results to signals and assistant text to one TextDelta; enough to drive runs. */
 const testMapper = (): SessionMapper => ({
-  map: (frame, runId) => {
+  map: (wireFrame, runId) => {
+    const frame = wireFrame as unknown as Record<string, unknown>
     if (frame.type === "result")
       return {
         events: [],

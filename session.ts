@@ -146,6 +146,8 @@ interface FollowedWorkflow {
   outputFile?: string
   transcriptDir?: string
   tail: WorkflowTail | undefined
+  /** Records of agents no snapshot has named yet. */
+  readonly unrouted: Map<string, unknown[]>
   finished: boolean
 }
 
@@ -578,8 +580,16 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
       Effect.gen(function* () {
         if (!followed.tail) return
         for (const { agentId, records } of yield* followed.tail.poll) {
+          const held = followed.unrouted.get(agentId)
+          if (held) held.push(...records)
+          else followed.unrouted.set(agentId, [...records])
+        }
+        // An agent's file can appear before the snapshot that names it: hold its records until then.
+        for (const [agentId, records] of followed.unrouted) {
           const taskId = mapper.taskForAgent(agentId)
-          if (taskId) yield* emitAll(mapper.mapAgentRecords(taskId, records, run?.id))
+          if (!taskId) continue
+          followed.unrouted.delete(agentId)
+          yield* emitAll(mapper.mapAgentRecords(taskId, records, run?.id))
         }
       })
 
@@ -593,6 +603,7 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
           taskId: signal.taskId,
           finished: false,
           tail: undefined,
+          unrouted: new Map(),
         }
         workflows.set(signal.taskId, followed)
         if (signal.runId) followed.runId = signal.runId
