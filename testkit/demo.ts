@@ -129,7 +129,7 @@ export function demoScenario(workspace: string): Scenario {
       (req) =>
         say([
           thinking("The user answered; I close the plan and sum up."),
-          text(`Noted (${lastResult(req).replace(/\s+/g, " ").slice(0, 120)}).`),
+          text(`You picked “${/="([^"]*)"/.exec(lastResult(req))?.[1] ?? lastResult(req)}”. Noted.`),
           toolUse("TodoWrite", {
             todos: PLAN.map((p) => ({ content: p.content, activeForm: p.activeForm, status: "completed" })),
           }),

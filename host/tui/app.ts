@@ -571,8 +571,14 @@ export class Chat {
       this.host.call(this.agentId, "forkSession", { sessionId: origin, cwd: this.cwd }),
     )
     if (!ok) return
-    this.userItems = [...items]
-    this.say(this.paint("green", `⑂ Forked ${origin} into ${this.sessionId}; you are in the fork`))
+    // The fork's agent knows only prompts sent in it: rewinding starts from there.
+    this.userItems = []
+    this.say(
+      this.paint(
+        "green",
+        `⑂ Forked ${origin} (${items.length} prompts) into ${this.sessionId}; you are in the fork`,
+      ),
+    )
   }
 
   private async rewind(arg: string | undefined): Promise<void> {
@@ -633,7 +639,8 @@ export class Chat {
           }))
     const current =
       this.sessionInfo?.options?.[optionId] ??
-      (optionId === OPTION.model ? this.sessionInfo?.model : undefined)
+      (optionId === OPTION.model ? this.sessionInfo?.model : undefined) ??
+      option?.default
     if (value === undefined)
       return this.say(
         ...choices.map(
