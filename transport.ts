@@ -59,6 +59,7 @@ export const openTransport = <F>(
     const stderr: string[] = []
     const writes = yield* Semaphore.make(1)
     const drained = yield* Deferred.make<void>()
+    const stderrDrained = yield* Deferred.make<void>()
 
     const handleLine = (line: string): Effect.Effect<void> => {
       const decoded = options.decode(line)
@@ -94,6 +95,7 @@ export const openTransport = <F>(
           if (stderr.length > keep) stderr.shift()
         }),
       ),
+      Effect.ensuring(Deferred.succeed(stderrDrained, undefined)),
       Effect.forkScoped,
     )
 
@@ -114,8 +116,11 @@ export const openTransport = <F>(
     )
 
     const closed = handle.exit.pipe(
+      // The exit notice needs the last stderr lines and the run its last frames: read both to the end.
       Effect.tap(() =>
-        Deferred.await(drained).pipe(Effect.timeoutOrElse({ duration: drainMs, orElse: () => Effect.void })),
+        Effect.all([Deferred.await(drained), Deferred.await(stderrDrained)]).pipe(
+          Effect.timeoutOrElse({ duration: drainMs, orElse: () => Effect.void }),
+        ),
       ),
     )
 
