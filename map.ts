@@ -183,7 +183,9 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
     body: EventBody,
   ) => {
     if (taskId !== undefined && tasks.get(taskId)?.hidden === true) return
-    const event: Record<string, unknown> = { ...body, session_id: sessionId }
+    // Every body is a fresh literal from its call site: stamp it in place rather than copy it.
+    const event = body as Record<string, unknown>
+    event.session_id = sessionId
     if (runId !== undefined) event.run_id = runId
     if (taskId !== undefined) event.task_id = taskId
     out.push(event as unknown as AgentEvent)
@@ -368,7 +370,8 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
       output_text: result.output_text,
       ...(result.exit_code === undefined ? {} : { exit_code: result.exit_code }),
     }
-    if (known !== undefined) calls.set(id, { call, taskId: known.taskId })
+    // A finished call is forgotten (its output can be large); an agent call stays for late child frames.
+    if (!agentTools.has(started.name)) calls.delete(id)
     push(out, runId, callTask, { type: "ToolCallFinished", call })
     infoLines.delete(id)
 

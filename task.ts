@@ -93,32 +93,29 @@ const summaryOf = (state: TaskState): string | undefined => {
   )
 }
 
-/** The TaskInfo of a state, without absent fields. */
+/** The TaskInfo of a state, without absent fields (built by assignment: this runs for every task frame). */
 export const snapshot = (state: TaskState): TaskInfo => {
+  const info: Record<string, unknown> = { id: state.id }
+  if (state.parentTaskId !== undefined) info.parent_task_id = state.parentTaskId
+  info.title = state.title ?? state.name ?? "Agent"
+  if (state.name !== undefined) info.name = state.name
+  if (state.model !== undefined) info.model = state.model
+  if (state.prompt !== undefined) info.prompt = state.prompt
+  info.status = state.waiting && !isTerminal(state.status) ? "Waiting" : state.status
   const summary = summaryOf(state)
-  const usage =
-    state.usedTokens === undefined && state.toolUses === undefined && state.durationMs === undefined
-      ? undefined
-      : {
-          ...(state.usedTokens === undefined ? {} : { used_tokens: state.usedTokens }),
-          ...(state.toolUses === undefined ? {} : { tool_uses: state.toolUses }),
-          ...(state.durationMs === undefined ? {} : { duration_ms: state.durationMs }),
-        }
-  return {
-    id: state.id,
-    ...(state.parentTaskId === undefined ? {} : { parent_task_id: state.parentTaskId }),
-    title: state.title ?? state.name ?? "Agent",
-    ...(state.name === undefined ? {} : { name: state.name }),
-    ...(state.model === undefined ? {} : { model: state.model }),
-    ...(state.prompt === undefined ? {} : { prompt: state.prompt }),
-    status: state.waiting && !isTerminal(state.status) ? "Waiting" : state.status,
-    ...(summary === undefined ? {} : { summary }),
-    ...(state.activity === undefined ? {} : { activity: state.activity }),
-    ...(usage === undefined ? {} : { usage }),
-    ...(state.background === undefined ? {} : { background: state.background }),
-    ...(state.workflow === undefined ? {} : { workflow: copyWorkflow(state.workflow) }),
-    ...(state.phase === undefined ? {} : { phase: state.phase }),
+  if (summary !== undefined) info.summary = summary
+  if (state.activity !== undefined) info.activity = state.activity
+  if (state.usedTokens !== undefined || state.toolUses !== undefined || state.durationMs !== undefined) {
+    const usage: Record<string, number> = {}
+    if (state.usedTokens !== undefined) usage.used_tokens = state.usedTokens
+    if (state.toolUses !== undefined) usage.tool_uses = state.toolUses
+    if (state.durationMs !== undefined) usage.duration_ms = state.durationMs
+    info.usage = usage
   }
+  if (state.background !== undefined) info.background = state.background
+  if (state.workflow !== undefined) info.workflow = copyWorkflow(state.workflow)
+  if (state.phase !== undefined) info.phase = state.phase
+  return info as unknown as TaskInfo
 }
 
 const copyWorkflow = (w: WorkflowInfo): WorkflowInfo => ({
@@ -127,9 +124,29 @@ const copyWorkflow = (w: WorkflowInfo): WorkflowInfo => ({
   ...(w.log === undefined ? {} : { log: [...w.log] }),
 })
 
+/** Structural equality of plain JSON data (snapshots): no strings built, no garbage. */
+const same = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  const ra = a as Record<string, unknown>
+  const rb = b as Record<string, unknown>
+  let count = 0
+  for (const key in ra) {
+    count++
+    if (!same(ra[key], rb[key])) return false
+  }
+  for (const _ in rb) count--
+  return count === 0
+}
+
 /** Structural equality of two snapshots (plain JSON data). */
-export const sameTask = (a: TaskInfo | undefined, b: TaskInfo): boolean =>
-  a !== undefined && JSON.stringify(a) === JSON.stringify(b)
+export const sameTask = (a: TaskInfo | undefined, b: TaskInfo): boolean => a !== undefined && same(a, b)
 
 /**
  * The snapshot to send when the state changed since the last one sent, else

@@ -21,17 +21,17 @@ const optNum = num.nullish()
 const optBool = bool.nullish()
 
 /** Anthropic usage, as the CLI copies it into assistant frames and results. */
-export const Usage = z.looseObject({
+export const Usage = z.object({
   input_tokens: optNum,
   output_tokens: optNum,
   cache_read_input_tokens: optNum,
   cache_creation_input_tokens: optNum,
-  output_tokens_details: z.looseObject({ thinking_tokens: optNum }).nullish(),
+  output_tokens_details: z.object({ thinking_tokens: optNum }).nullish(),
 })
 export type Usage = z.infer<typeof Usage>
 
 /** One content block of a message: text, thinking, tool_use, tool_result, image… */
-export const ContentBlock = z.looseObject({
+export const ContentBlock = z.object({
   type: str,
   text: str.optional(),
   thinking: str.optional(),
@@ -46,7 +46,7 @@ export type ContentBlock = z.infer<typeof ContentBlock>
 
 export const MessageContent = z.union([str, z.array(ContentBlock)])
 
-export const ApiMessage = z.looseObject({
+export const ApiMessage = z.object({
   id: optStr,
   model: optStr,
   role: optStr,
@@ -63,7 +63,7 @@ export type UnknownName = string & { readonly [unknownTag]: true }
 // system/* frames
 
 const system = <S extends string, T extends z.core.$ZodLooseShape>(subtype: S, shape: T) =>
-  z.looseObject({ type: z.literal("system"), subtype: z.literal(subtype), session_id: optStr, ...shape })
+  z.object({ type: z.literal("system"), subtype: z.literal(subtype), session_id: optStr, ...shape })
 
 export const SystemInit = system("init", {
   model: str,
@@ -82,7 +82,7 @@ export const SystemStatus = system("status", {
 })
 export const SessionStateChanged = system("session_state_changed", { state: str })
 export const CompactBoundary = system("compact_boundary", {
-  compact_metadata: z.looseObject({ trigger: optStr, pre_tokens: optNum, post_tokens: optNum }).nullish(),
+  compact_metadata: z.object({ trigger: optStr, pre_tokens: optNum, post_tokens: optNum }).nullish(),
 })
 export const Informational = system("informational", {
   content: str,
@@ -90,7 +90,7 @@ export const Informational = system("informational", {
   tool_use_id: optStr,
   tag: optStr,
 })
-const TaskUsage = z.looseObject({ total_tokens: optNum, tool_uses: optNum, duration_ms: optNum })
+const TaskUsage = z.object({ total_tokens: optNum, tool_uses: optNum, duration_ms: optNum })
 export const TaskStarted = system("task_started", {
   task_id: str,
   run_id: optStr,
@@ -114,11 +114,11 @@ export const TaskProgress = system("task_progress", {
   usage: TaskUsage.nullish(),
   last_tool_name: optStr,
   summary: optStr,
-  workflow_progress: z.array(z.looseObject({ type: optStr })).nullish(),
+  workflow_progress: z.array(z.object({ type: optStr })).nullish(),
 })
 export const TaskUpdated = system("task_updated", {
   task_id: str,
-  patch: z.looseObject({ status: optStr, is_backgrounded: optBool, error: optStr, end_time: optNum }),
+  patch: z.object({ status: optStr, is_backgrounded: optBool, error: optStr, end_time: optNum }),
 })
 export const TaskNotification = system("task_notification", {
   task_id: str,
@@ -150,7 +150,7 @@ export const PermissionDenied = system("permission_denied", {
   message: optStr,
 })
 export const BackgroundTasksChanged = system("background_tasks_changed", {
-  tasks: z.array(z.looseObject({ task_id: optStr, task_type: optStr })).nullish(),
+  tasks: z.array(z.object({ task_id: optStr, task_type: optStr })).nullish(),
 })
 export const SessionTitleChanged = system("session_title_changed", { title: optStr })
 
@@ -179,15 +179,15 @@ export interface SystemOther {
 // Conversation frames
 
 /** One raw Anthropic stream event (message_start, content_block_*, message_delta, message_stop). */
-export const StreamEventBody = z.looseObject({
+export const StreamEventBody = z.object({
   type: str,
   index: optNum,
-  message: z.looseObject({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
-  content_block: z.looseObject({ type: str, id: optStr, name: optStr }).nullish(),
-  delta: z.looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
+  message: z.object({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
+  content_block: z.object({ type: str, id: optStr, name: optStr }).nullish(),
+  delta: z.object({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
   usage: Usage.nullish(),
 })
-export const StreamEvent = z.looseObject({
+export const StreamEvent = z.object({
   type: z.literal("stream_event"),
   event: StreamEventBody,
   parent_tool_use_id: optStr,
@@ -196,7 +196,7 @@ export const StreamEvent = z.looseObject({
 })
 export type StreamEvent = z.infer<typeof StreamEvent>
 
-export const AssistantFrame = z.looseObject({
+export const AssistantFrame = z.object({
   type: z.literal("assistant"),
   message: ApiMessage,
   parent_tool_use_id: optStr,
@@ -207,9 +207,9 @@ export const AssistantFrame = z.looseObject({
 })
 export type AssistantFrame = z.infer<typeof AssistantFrame>
 
-export const UserFrame = z.looseObject({
+export const UserFrame = z.object({
   type: z.literal("user"),
-  message: z.looseObject({ role: optStr, content: MessageContent }),
+  message: z.object({ role: optStr, content: MessageContent }),
   parent_tool_use_id: optStr,
   agent_id: optStr,
   uuid: optStr,
@@ -217,19 +217,19 @@ export const UserFrame = z.looseObject({
   isSynthetic: optBool,
   isCompactSummary: optBool,
   isReplay: optBool,
-  origin: z.looseObject({ kind: optStr }).nullish(),
+  origin: z.object({ kind: optStr }).nullish(),
   session_id: optStr,
 })
 export type UserFrame = z.infer<typeof UserFrame>
 
-const ModelUsageEntry = z.looseObject({
+const ModelUsageEntry = z.object({
   inputTokens: optNum,
   outputTokens: optNum,
   contextWindow: optNum,
   maxOutputTokens: optNum,
   thinkingTokens: optNum,
 })
-export const ResultFrame = z.looseObject({
+export const ResultFrame = z.object({
   type: z.literal("result"),
   subtype: str,
   is_error: optBool,
@@ -247,13 +247,13 @@ export const ResultFrame = z.looseObject({
 })
 export type ResultFrame = z.infer<typeof ResultFrame>
 
-const RateLimitWindow = z.looseObject({
+const RateLimitWindow = z.object({
   status: optStr,
   utilization: optNum,
   resetsAt: optNum,
 })
 /** `rate_limit_event.rate_limit_info`: utilization a 0-1 fraction, resets in unix seconds. */
-export const RateLimitInfo = z.looseObject({
+export const RateLimitInfo = z.object({
   status: str,
   resetsAt: optNum,
   rateLimitType: optStr,
@@ -271,14 +271,14 @@ export const RateLimitInfo = z.looseObject({
 })
 export type RateLimitInfo = z.infer<typeof RateLimitInfo>
 
-export const RateLimitEvent = z.looseObject({
+export const RateLimitEvent = z.object({
   type: z.literal("rate_limit_event"),
   rate_limit_info: RateLimitInfo,
   session_id: optStr,
 })
 export type RateLimitEvent = z.infer<typeof RateLimitEvent>
 
-export const ToolProgress = z.looseObject({
+export const ToolProgress = z.object({
   type: z.literal("tool_progress"),
   tool_use_id: str,
   tool_name: optStr,
@@ -290,7 +290,7 @@ export type ToolProgress = z.infer<typeof ToolProgress>
 // ---------------------------------------------------------------------------
 // Control protocol
 
-export const CanUseToolRequest = z.looseObject({
+export const CanUseToolRequest = z.object({
   subtype: z.literal("can_use_tool"),
   tool_name: str,
   input: z.unknown(),
@@ -302,15 +302,15 @@ export const CanUseToolRequest = z.looseObject({
   blocked_path: optStr,
   decision_reason: optStr,
   permission_suggestions: z.array(z.unknown()).nullish(),
-  mcp_server: z.looseObject({ name: optStr, source: optStr }).nullish(),
+  mcp_server: z.object({ name: optStr, source: optStr }).nullish(),
   requires_user_interaction: optBool,
 })
 export type CanUseToolRequest = z.infer<typeof CanUseToolRequest>
 
-export const McpMessageRequest = z.looseObject({
+export const McpMessageRequest = z.object({
   subtype: z.literal("mcp_message"),
   server_name: str,
-  message: z.looseObject({
+  message: z.object({
     jsonrpc: optStr,
     id: z.union([str, num]).nullish(),
     method: optStr,
@@ -319,7 +319,7 @@ export const McpMessageRequest = z.looseObject({
 })
 export type McpMessageRequest = z.infer<typeof McpMessageRequest>
 
-export const HookCallbackRequest = z.looseObject({
+export const HookCallbackRequest = z.object({
   subtype: z.literal("hook_callback"),
   callback_id: str,
   input: z.unknown(),
@@ -327,7 +327,7 @@ export const HookCallbackRequest = z.looseObject({
 })
 export type HookCallbackRequest = z.infer<typeof HookCallbackRequest>
 
-export const ElicitationRequest = z.looseObject({
+export const ElicitationRequest = z.object({
   subtype: z.literal("elicitation"),
   mcp_server_name: optStr,
   message: optStr,
@@ -338,7 +338,7 @@ export const ElicitationRequest = z.looseObject({
 })
 export type ElicitationRequest = z.infer<typeof ElicitationRequest>
 
-export const RequestUserDialogRequest = z.looseObject({
+export const RequestUserDialogRequest = z.object({
   subtype: z.literal("request_user_dialog"),
   dialog_kind: str,
   payload: z.unknown().optional(),
@@ -372,7 +372,7 @@ export const isKnownControlRequest = (request: ControlRequestBody): request is K
   knownControlSubtypes.has(request.subtype)
 
 const controlRequestFrame = <T extends z.ZodType>(request: T) =>
-  z.looseObject({ type: z.literal("control_request"), request_id: str, request })
+  z.object({ type: z.literal("control_request"), request_id: str, request })
 
 export interface ControlRequestFrame {
   readonly type: "control_request"
@@ -381,16 +381,16 @@ export interface ControlRequestFrame {
   readonly [key: string]: unknown
 }
 
-export const ControlResponseFrame = z.looseObject({
+export const ControlResponseFrame = z.object({
   type: z.literal("control_response"),
   response: z.union([
-    z.looseObject({ subtype: z.literal("success"), request_id: str, response: z.unknown().optional() }),
-    z.looseObject({ subtype: z.literal("error"), request_id: str, error: str, error_code: optStr }),
+    z.object({ subtype: z.literal("success"), request_id: str, response: z.unknown().optional() }),
+    z.object({ subtype: z.literal("error"), request_id: str, error: str, error_code: optStr }),
   ]),
 })
 export type ControlResponseFrame = z.infer<typeof ControlResponseFrame>
 
-export const ControlCancelRequest = z.looseObject({
+export const ControlCancelRequest = z.object({
   type: z.literal("control_cancel_request"),
   request_id: str,
 })
@@ -399,7 +399,7 @@ export type ControlCancelRequest = z.infer<typeof ControlCancelRequest>
 // ---------------------------------------------------------------------------
 // Control responses the plugin reads
 
-const InitializeModel = z.looseObject({
+const InitializeModel = z.object({
   value: str,
   displayName: optStr,
   description: optStr,
@@ -409,11 +409,11 @@ const InitializeModel = z.looseObject({
   supportsFastMode: optBool,
   supportsEffort: optBool,
 })
-export const InitializeResponse = z.looseObject({
+export const InitializeResponse = z.object({
   commands: z
-    .array(z.looseObject({ name: str, description: optStr, argumentHint: optStr, builtin: optBool }))
+    .array(z.object({ name: str, description: optStr, argumentHint: optStr, builtin: optBool }))
     .nullish(),
-  agents: z.array(z.looseObject({ name: str, description: optStr, model: optStr })).nullish(),
+  agents: z.array(z.object({ name: str, description: optStr, model: optStr })).nullish(),
   models: z.array(InitializeModel).nullish(),
   account: z
     .looseObject({
@@ -433,16 +433,16 @@ export const InitializeResponse = z.looseObject({
 })
 export type InitializeResponse = z.infer<typeof InitializeResponse>
 
-export const GetSettingsResponse = z.looseObject({
+export const GetSettingsResponse = z.object({
   effective: z.record(str, z.unknown()).nullish(),
-  sources: z.array(z.looseObject({ source: str, settings: z.unknown().optional() })).nullish(),
-  applied: z.looseObject({ effort: optStr, ultracode: optBool, model: optStr }).nullish(),
+  sources: z.array(z.object({ source: str, settings: z.unknown().optional() })).nullish(),
+  applied: z.object({ effort: optStr, ultracode: optBool, model: optStr }).nullish(),
 })
 export type GetSettingsResponse = z.infer<typeof GetSettingsResponse>
 
-const UsageMeter = z.looseObject({ utilization: optNum, resets_at: optStr }).nullish()
+const UsageMeter = z.object({ utilization: optNum, resets_at: optStr }).nullish()
 /** `get_usage`: utilization a 0-100 percentage, resets_at ISO 8601. */
-export const GetUsageResponse = z.looseObject({
+export const GetUsageResponse = z.object({
   session: z.unknown().optional(),
   subscription_type: optStr,
   rate_limits_available: optBool,
@@ -454,7 +454,7 @@ export const GetUsageResponse = z.looseObject({
       seven_day_opus: UsageMeter,
       seven_day_sonnet: UsageMeter,
       model_scoped: z
-        .array(z.looseObject({ display_name: str, utilization: optNum, resets_at: optStr }))
+        .array(z.object({ display_name: str, utilization: optNum, resets_at: optStr }))
         .nullish(),
       extra_usage: z.unknown().optional(),
     })
@@ -462,13 +462,13 @@ export const GetUsageResponse = z.looseObject({
 })
 export type GetUsageResponse = z.infer<typeof GetUsageResponse>
 
-export const AskUserQuestionInput = z.looseObject({
+export const AskUserQuestionInput = z.object({
   questions: z.array(
-    z.looseObject({
+    z.object({
       question: str,
       header: optStr,
       multiSelect: optBool,
-      options: z.array(z.looseObject({ label: str, description: optStr })).nullish(),
+      options: z.array(z.object({ label: str, description: optStr })).nullish(),
     }),
   ),
 })
@@ -548,7 +548,7 @@ const controlRequestSchemas: Record<string, z.ZodType> = {
   elicitation: controlRequestFrame(ElicitationRequest),
   request_user_dialog: controlRequestFrame(RequestUserDialogRequest),
 }
-const OtherControlRequestFrame = controlRequestFrame(z.looseObject({ subtype: str }))
+const OtherControlRequestFrame = controlRequestFrame(z.object({ subtype: str }))
 const frameSchemas: Record<string, z.ZodType> = {
   assistant: AssistantFrame,
   user: UserFrame,
@@ -623,7 +623,7 @@ export const decodeValue = (value: unknown): Decoded => {
     const sub = typeof record.subtype === "string" ? `/${record.subtype}` : ""
     return { kind: "error", message: `${type}${sub}: ${issueText(parsed.error)}` }
   }
-  return { kind: "frame", frame: parsed.data as Frame }
+  return { kind: "frame", frame: record as unknown as Frame }
 }
 
 /** One stdout line → a frame, a blank, or one diagnostic. Never throws. */
@@ -653,24 +653,24 @@ const recordBase = {
   agentId: optStr,
   timestamp: optStr,
 }
-export const UserRecord = z.looseObject({
+export const UserRecord = z.object({
   type: z.literal("user"),
   ...recordBase,
-  message: z.looseObject({ role: optStr, content: MessageContent }),
+  message: z.object({ role: optStr, content: MessageContent }),
   toolUseResult: z.unknown().optional(),
   isCompactSummary: optBool,
   isMeta: optBool,
   isSynthetic: optBool,
-  origin: z.looseObject({ kind: optStr }).nullish(),
+  origin: z.object({ kind: optStr }).nullish(),
   promptId: optStr,
 })
-export const AssistantRecord = z.looseObject({
+export const AssistantRecord = z.object({
   type: z.literal("assistant"),
   ...recordBase,
   message: ApiMessage,
   requestId: optStr,
 })
-export const SystemRecord = z.looseObject({
+export const SystemRecord = z.object({
   type: z.literal("system"),
   ...recordBase,
   subtype: optStr,
@@ -678,23 +678,23 @@ export const SystemRecord = z.looseObject({
   level: optStr,
   compactMetadata: z.unknown().optional(),
 })
-export const SummaryRecord = z.looseObject({ type: z.literal("summary"), summary: str, leafUuid: optStr })
-export const AiTitleRecord = z.looseObject({
+export const SummaryRecord = z.object({ type: z.literal("summary"), summary: str, leafUuid: optStr })
+export const AiTitleRecord = z.object({
   type: z.literal("ai-title"),
   aiTitle: optStr,
   title: optStr,
   sessionId: optStr,
 })
-export const CustomTitleRecord = z.looseObject({
+export const CustomTitleRecord = z.object({
   type: z.literal("custom-title"),
   customTitle: optStr,
   title: optStr,
   sessionId: optStr,
 })
-export const AttachmentRecord = z.looseObject({
+export const AttachmentRecord = z.object({
   type: z.literal("attachment"),
   ...recordBase,
-  attachment: z.looseObject({ type: optStr }).nullish(),
+  attachment: z.object({ type: optStr }).nullish(),
 })
 export type UserRecord = z.infer<typeof UserRecord>
 export type AssistantRecord = z.infer<typeof AssistantRecord>
@@ -763,7 +763,7 @@ export const decodeRecord = (line: string): DecodedRecord => {
 // Subagent and workflow files
 
 /** `agent-<agentId>.meta.json` beside a subagent or workflow agent transcript. */
-export const AgentMeta = z.looseObject({
+export const AgentMeta = z.object({
   agentType: optStr,
   description: optStr,
   toolUseId: optStr,
@@ -775,12 +775,12 @@ export const AgentMeta = z.looseObject({
 })
 export type AgentMeta = z.infer<typeof AgentMeta>
 
-export const WorkflowPhaseEntry = z.looseObject({
+export const WorkflowPhaseEntry = z.object({
   type: z.literal("workflow_phase"),
   index: num,
   title: str,
 })
-export const WorkflowAgentEntry = z.looseObject({
+export const WorkflowAgentEntry = z.object({
   type: z.literal("workflow_agent"),
   index: num,
   label: optStr,
@@ -808,7 +808,7 @@ export type WorkflowPhaseEntry = z.infer<typeof WorkflowPhaseEntry>
 export type WorkflowAgentEntry = z.infer<typeof WorkflowAgentEntry>
 
 /** The Workflow tool's `tool_use_result` (`async_launched`). */
-export const WorkflowLaunch = z.looseObject({
+export const WorkflowLaunch = z.object({
   status: optStr,
   taskId: optStr,
   taskType: optStr,
@@ -821,20 +821,20 @@ export const WorkflowLaunch = z.looseObject({
 export type WorkflowLaunch = z.infer<typeof WorkflowLaunch>
 
 /** The `output_file` record, and the run record `<session dir>/workflows/<runId>.json` (a superset). */
-export const WorkflowRecord = z.looseObject({
+export const WorkflowRecord = z.object({
   runId: optStr,
   taskId: optStr,
   summary: optStr,
   agentCount: optNum,
   logs: z.array(z.unknown()).nullish(),
   result: z.unknown().optional(),
-  workflowProgress: z.array(z.looseObject({ type: optStr })).nullish(),
+  workflowProgress: z.array(z.object({ type: optStr })).nullish(),
   totalTokens: optNum,
   totalToolCalls: optNum,
   status: optStr,
   startTime: optNum,
   durationMs: optNum,
-  phases: z.array(z.looseObject({ title: str })).nullish(),
+  phases: z.array(z.object({ title: str })).nullish(),
   workflowName: optStr,
   script: optStr,
   error: optStr,
@@ -842,7 +842,7 @@ export const WorkflowRecord = z.looseObject({
 export type WorkflowRecord = z.infer<typeof WorkflowRecord>
 
 /** One line of a workflow run's `journal.jsonl`. */
-export const JournalEntry = z.looseObject({
+export const JournalEntry = z.object({
   type: str,
   key: optStr,
   agentId: optStr,
