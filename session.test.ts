@@ -305,6 +305,25 @@ describe("prompts and runs", () => {
       }),
     ))
 
+  it("a steer the turn did not pick up is answered in a continuation that starts and ends once", () =>
+    run(({ proc, session, events }) =>
+      Effect.gen(function* () {
+        const first = yield* session.prompt({ sessionId: HOST_ID, text: "one", deliveryId: "d1" })
+        const u1 = yield* proc.expect((f) => f.type === "user")
+        yield* session.prompt({ sessionId: HOST_ID, text: "two", deliveryId: "d2" })
+        const u2 = yield* proc.expect((f) => f.type === "user")
+        yield* proc.send(result([u1.uuid]))
+        yield* proc.send({ type: "system", subtype: "session_state_changed", state: "running" })
+        yield* proc.send(result([u2.uuid]))
+        yield* waitFor(() => ofType(events, "RunEnded").length === 2, "two RunEnded")
+        const [a, b] = ofType(events, "RunEnded")
+        expect(a).toMatchObject({ run_id: first.run_id, outcome: "Completed", delivery_ids: ["d1"] })
+        expect(b!.run_id).not.toBe(first.run_id)
+        expect(b).toMatchObject({ outcome: "Completed", delivery_ids: ["d2"] })
+        expect(ofType(events, "RunStarted")).toHaveLength(2)
+      }),
+    ))
+
   it("opens a run for a turn the CLI begins by itself, at session_state_changed running", () =>
     run(({ proc, events }) =>
       Effect.gen(function* () {

@@ -237,6 +237,12 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
     const requests = new Map<string, PendingRequest>()
     /** Inputs written whose consumption the CLI has not reported yet. */
     const sent = new Map<string, SentInput>()
+    /** Runs that ended Cancelled, whose late results must not end a later run (the last few). */
+    const cancelledRuns = new Set<string>()
+    const rememberCancelled = (runId: string) => {
+      cancelledRuns.add(runId)
+      if (cancelledRuns.size > 16) cancelledRuns.delete(cancelledRuns.values().next().value as string)
+    }
 
     const emit = (event: AgentEvent) => setup.emit(event)
     const emitAll = (events: ReadonlyArray<AgentEvent>) => Effect.forEach(events, emit, { discard: true })
@@ -285,6 +291,7 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
       Effect.gen(function* () {
         if (target.ended) return
         target.ended = true
+        if (outcome === "Cancelled") rememberCancelled(target.id)
         if (run === target) run = undefined
         const watchdog = target.watchdog
         target.watchdog = undefined
@@ -524,16 +531,21 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
       Effect.gen(function* () {
         const uuids = signal.userMessageUuids ?? []
         const current = run
-        // A result for inputs of a run that already ended (cancel's watchdog) stays fenced to it.
-        const owners = uuids.map((uuid) => sent.get(uuid)?.runId).filter((id): id is string => !!id)
-        if (
-          !current ||
-          (owners.length > 0 && !owners.includes(current.id) && owners.length === uuids.length)
-        ) {
+        // The late result of a run cancel already ended stays fenced to it. (An input steered
+        // into a run that finished first is answered in a continuation: that result counts.)
+        const owners = uuids.map((uuid) => sent.get(uuid)?.runId)
+        const fenced =
+          owners.length > 0 && owners.every((owner) => owner !== undefined && cancelledRuns.has(owner))
+        if (!current || (fenced && !owners.includes(current.id))) {
           for (const uuid of uuids) sent.delete(uuid)
           return
         }
-        for (const uuid of uuids) {
+        // No UUIDs reported (an older CLI): everything sent into this run counts as consumed by it.
+        const consumed =
+          uuids.length > 0
+            ? uuids
+            : [...sent.values()].filter((i) => i.runId === current.id).map((i) => i.uuid)
+        for (const uuid of consumed) {
           const input = sent.get(uuid)
           sent.delete(uuid)
           if (input?.deliveryId && !current.deliveryIds.includes(input.deliveryId))
@@ -752,8 +764,7 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
           const uuid = crypto.randomUUID()
           const steering = run !== undefined && !run.cancelling
           const current = steering && run ? run : yield* openRun(params.deliveryId ? [params.deliveryId] : [])
-          if (steering && params.deliveryId && !current.deliveryIds.includes(params.deliveryId))
-            current.deliveryIds.push(params.deliveryId)
+          // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
           sent.set(uuid, { uuid, deliveryId: params.deliveryId, runId: current.id })
           const content = (setup.promptContent ?? defaultContent)(params)
           yield* sendOn(state, userFrame(content, uuid, steering ? "next" : undefined)).pipe(
