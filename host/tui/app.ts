@@ -342,7 +342,9 @@ export class Chat {
       return `${this.paint(["yellow", "bold"], q?.header ?? "answer")} ${this.paint("dim", q?.multi_select ? "1,2…/text" : "number/text")} › `
     }
     if (this.mode === "once") return undefined
-    if (this.runId !== undefined) return `${this.paint("dim", "running · type to steer")} › `
+    if (this.runId !== undefined)
+      // A pipe gets no prompt while a run streams: it would repeat between every block.
+      return this.options.output.isTTY ? `${this.paint("dim", "running · type to steer")} › ` : undefined
     return `${this.paint(["cyan", "bold"], "›")} `
   }
 
@@ -401,7 +403,8 @@ export class Chat {
     )
   }
 
-  private onCtrlC(): void {
+  /** Ctrl-C: cancel the open run; a second press within 3 s quits. */
+  interrupt(): void {
     const now = Date.now()
     const twice = now - this.lastCtrlC < SECOND_CTRL_C_MS
     this.lastCtrlC = now
@@ -731,7 +734,7 @@ export class Chat {
     this.rl = rl
     this.screen.attach(rl)
     rl.on("line", (line) => this.onLine(line))
-    rl.on("SIGINT", () => this.onCtrlC())
+    rl.on("SIGINT", () => this.interrupt())
     return rl
   }
 
@@ -739,7 +742,7 @@ export class Chat {
   async interactive(): Promise<number> {
     this.mode = "interactive"
     const rl = this.openInput()
-    const onSignal = () => this.onCtrlC()
+    const onSignal = () => this.interrupt()
     process.on("SIGINT", onSignal)
     const code = await new Promise<number>((resolve) => {
       this.quit = resolve
@@ -756,7 +759,7 @@ export class Chat {
     this.mode = "once"
     this.updatePrompt()
     this.openInput()
-    const onSignal = () => this.onCtrlC()
+    const onSignal = () => this.interrupt()
     process.on("SIGINT", onSignal)
     const code = await new Promise<number>((resolve) => {
       this.quit = resolve
