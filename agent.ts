@@ -424,6 +424,9 @@ export const makeClaudeAgent = (
       call(
         Effect.gen(function* () {
           const hostId = params.sessionId
+          // Already open and alive: keep its process (and any turn it is running).
+          const existing = sessions.get(hostId)
+          if (existing?.live.isRunning()) return opened(hostId, existing)
           const cliId = yield* state.cliIdFor(hostId)
           const count = yield* promptCountOf(cliId, params.cwd)
           const base = {

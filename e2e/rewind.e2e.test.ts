@@ -1,0 +1,92 @@
+/**
+ * Rollback and fork end to end: the real CLI resumes exactly the kept
+ * messages (as the scripted model sees them in its next request).
+ */
+import { afterEach, describe, expect, it } from "vitest"
+import { type RequestView, text } from "../testkit/model-server.ts"
+import { createSession, ofType, startWorld, type World } from "./harness.ts"
+
+let world: World | undefined
+afterEach(async () => {
+  const closing = world
+  world = undefined
+  await closing?.close()
+  expect(closing?.host.processes() ?? []).toEqual([])
+})
+
+/** The user texts of a request, in order (tool results and system reminders left out). */
+const userTexts = (req: RequestView): string[] =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) =>
+      typeof m.content === "string"
+        ? [m.content]
+        : (m.content as Array<{ type: string; text?: string }>)
+            .filter((b) => b.type === "text" && typeof b.text === "string")
+            .map((b) => b.text as string),
+    )
+    .filter((t) => !t.startsWith("<system-reminder>"))
+
+const prompt = async (w: World, sessionId: string, textIn: string, itemId: string) => {
+  const accepted = await w.host.call(w.agentId, "prompt", { sessionId, text: textIn, itemId })
+  const ended = await w.waitFor(sessionId, "RunEnded", (e) => e.run_id === accepted.run_id)
+  expect(ended.outcome).toBe("Completed")
+}
+
+describe("rollback and fork against the real CLI", () => {
+  it("rewinds to before a prompt, and to nothing under a new conversation", async () => {
+    const seen: string[][] = []
+    const answer = (reply: string) => (req: RequestView) => {
+      seen.push(userTexts(req))
+      return [text(reply)]
+    }
+    world = await startWorld({
+      main: [answer("A1"), answer("A2"), answer("A3"), answer("A4")],
+    })
+    const w = world
+    const { session_id } = await createSession(w)
+    await prompt(w, session_id, "first question", "i1")
+    await prompt(w, session_id, "second question", "i2")
+    await w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: "i2" })
+    await prompt(w, session_id, "third question", "i3")
+    expect(seen[2]).toEqual(["first question", "third question"])
+
+    await w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: "i1" })
+    await prompt(w, session_id, "fourth question", "i4")
+    expect(seen[3]).toEqual(["fourth question"])
+    // The chat reads back from the new conversation its alias names.
+    const transcript = await w.host.call(w.agentId, "readSession", {
+      sessionId: session_id,
+      cwd: w.sandbox.ws,
+    })
+    const users = transcript.items
+      .filter((i) => i.type === "user")
+      .map((i) => (i.type === "user" ? i.text : ""))
+    expect(users).toEqual(["fourth question"])
+    expect(ofType(w.events(session_id), "RunEnded").every((e) => e.outcome === "Completed")).toBe(true)
+  })
+
+  it("forks a conversation into a new chat that keeps its history and options", async () => {
+    const seen: Array<{ texts: string[]; model: string }> = []
+    const answer = (reply: string) => (req: RequestView) => {
+      seen.push({ texts: userTexts(req), model: req.model })
+      return [text(reply)]
+    }
+    world = await startWorld({ main: [answer("A1"), answer("F1"), answer("A2")] })
+    const w = world
+    const { session_id } = await createSession(w, { options: { model: "claude-sonnet-5-5" } })
+    await prompt(w, session_id, "origin question", "o1")
+    const forked = await w.host.call(w.agentId, "forkSession", {
+      sessionId: session_id,
+      newSessionId: "00000000-0000-4000-8000-00000000f0a1",
+      cwd: w.sandbox.ws,
+    })
+    expect(forked.session_id).toBe("00000000-0000-4000-8000-00000000f0a1")
+    await prompt(w, forked.session_id, "fork question", "f1")
+    expect(seen[1]).toEqual({ texts: ["origin question", "fork question"], model: "claude-sonnet-5-5" })
+    await prompt(w, session_id, "origin again", "o2")
+    expect(seen[2]?.texts).toEqual(["origin question", "origin again"])
+    const list = await w.host.call(w.agentId, "listSessions", { cwd: w.sandbox.ws })
+    expect(list.sessions.map((s) => s.session_id).sort()).toEqual([session_id, forked.session_id].sort())
+  })
+})
