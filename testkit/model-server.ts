@@ -409,11 +409,49 @@ function pad(n: number): string {
   return String(n).padStart(4, "0")
 }
 
-function chunks(s: string, size: number): string[] {
+/**
+ * Text split into deltas of about `size` chars, never inside a run of
+ * non-space characters (so a path or a word always arrives in one delta and
+ * recordings can be scrubbed by plain string replacement).
+ */
+export function chunks(s: string, size: number): string[] {
   if (s.length === 0) return [""]
   const out: string[] = []
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size))
+  let cur = ""
+  for (const tok of s.split(/(?<=\s)/)) {
+    if (cur && cur.length + tok.length > size) {
+      out.push(cur)
+      cur = ""
+    }
+    cur += tok
+  }
+  if (cur) out.push(cur)
   return out
+}
+
+/** Tool input JSON split after each top-level member, so no string value is cut. */
+export function jsonChunks(json: string): string[] {
+  const out: string[] = []
+  let depth = 0
+  let inString = false
+  let start = 0
+  for (let i = 0; i < json.length; i++) {
+    const c = json[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === '"') inString = false
+      continue
+    }
+    if (c === '"') inString = true
+    else if (c === "{" || c === "[") depth++
+    else if (c === "}" || c === "]") depth--
+    else if (c === "," && depth === 1) {
+      out.push(json.slice(start, i + 1))
+      start = i + 1
+    }
+  }
+  out.push(json.slice(start))
+  return out.filter((x) => x.length > 0)
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -627,7 +665,7 @@ export async function startModelServer(
           content_block: { type: "tool_use", id: s.id, name: s.name, input: {} },
         })
         const json = JSON.stringify(s.input ?? {})
-        for (const c of chunks(json, Math.max(8, Math.ceil(json.length / 3))))
+        for (const c of jsonChunks(json))
           ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: c } })
         ev("content_block_stop", { index })
       }

@@ -10,7 +10,7 @@
 
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { dirname, join, relative, resolve } from "node:path"
+import { basename, dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { claudeBinary } from "./cli.ts"
 import { runScenario, SCENARIOS, type ScenarioDef, type ScenarioRun, scenarioByName } from "./scenarios.ts"
@@ -147,7 +147,7 @@ export function writeRecording(
   for (const f of files) {
     const text = readFileSync(f, "utf8")
     for (const l of findLeaks(text)) leaks.push(`${relative(outRoot, f)}: ${l}`)
-    if (text.includes(run.sandbox.root)) leaks.push(`${relative(outRoot, f)}: sandbox path`)
+    if (text.includes(basename(run.sandbox.root))) leaks.push(`${relative(outRoot, f)}: sandbox path`)
     if (statSync(f).size > MAX_FILE_BYTES) bigFiles.push(relative(outRoot, f))
   }
   return {

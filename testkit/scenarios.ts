@@ -719,7 +719,7 @@ return { a, b }
 `
 
 export const workflow: ScenarioDef = {
-  name: "workflow",
+  name: "dynamic_workflow",
   description:
     "A dynamic workflow via the Workflow tool: two agents in two phases; its end starts a new turn.",
   timeoutMs: 90_000,
