@@ -183,6 +183,56 @@ describe("plan, tasks, prompts", () => {
     expect(r.tasks().map((t) => t.id)).toEqual(["toolu_agent", "child"])
   })
 
+  it("nests workflow agents under their workflow, with phases", () => {
+    const r = plain()
+    const wf = task({
+      id: "toolu_wf",
+      title: "Review the repo",
+      name: undefined,
+      workflow: {
+        phases: [
+          { index: 0, title: "Scan" },
+          { index: 1, title: "Report" },
+        ],
+      },
+    })
+    const out = play(
+      [
+        { type: "RunStarted", session_id: S, run_id: R },
+        { type: "Task", session_id: S, task: wf },
+        {
+          type: "Task",
+          session_id: S,
+          task: task({
+            id: "toolu_wf/0",
+            parent_task_id: "toolu_wf",
+            title: "scan src",
+            name: undefined,
+            phase: "Scan",
+          }),
+        },
+        {
+          type: "Task",
+          session_id: S,
+          task: task({
+            id: "toolu_wf/1",
+            parent_task_id: "toolu_wf",
+            title: "write report",
+            name: undefined,
+            status: "Waiting",
+            phase: "Report",
+          }),
+        },
+        { type: "RunEnded", session_id: S, run_id: R, outcome: "Completed" },
+      ],
+      r,
+    )
+    expect(out).toContain("◐ Workflow: Review the repo · Running\n  phases: Scan → Report\n")
+    expect(out).toMatch(
+      /Tasks\n {2}└─ ◐ Workflow: Review the repo[^\n]*\n {5}├─ ◐ Agent: scan src · \[Scan\] · Running\n {5}└─ ⏸ Agent: write report · \[Report\] · Waiting\n/,
+    )
+  })
+
   it("asks for approval with the three answers", () => {
     const out = play([
       {
