@@ -267,6 +267,12 @@ export interface SpawnOptions {
 
 const registry = new Set<ClaudeProcess>()
 
+// The CLI runs detached (its own process group); if the test process itself
+// exits without cleanup, take every tracked group down with it.
+process.once("exit", () => {
+  for (const p of registry) if (p.isAlive()) signalGroup(p.pid, "SIGKILL")
+})
+
 /** Tracked processes that have not exited yet. */
 export function liveProcesses(): ClaudeProcess[] {
   return [...registry].filter((p) => p.isAlive())

@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest"
 import {
   classifySide,
+  cut,
+  delay,
+  hang,
   type ModelServer,
   message,
   rateLimited,
+  stall,
   startModelServer,
   text,
   thinking,
@@ -16,9 +20,10 @@ afterEach(async () => {
   server = undefined
 })
 
-const post = (body: unknown, path = "/v1/messages") =>
+const post = (body: unknown, path = "/v1/messages", signal?: AbortSignal) =>
   fetch(`${server!.url}${path}`, {
     method: "POST",
+    ...(signal ? { signal } : {}),
     headers: { "content-type": "application/json", "anthropic-beta": "a-1,b-2" },
     body: JSON.stringify(body),
   })
@@ -154,5 +159,32 @@ describe("model server", () => {
   it("classifies side requests", () => {
     expect(classifySide(req("hello"))).toBeUndefined()
     expect(classifySide(req("hello", { tools: [] }))).toBe("no_tools")
+  })
+})
+
+describe("faults", () => {
+  it("stall pauses mid-stream, cut drops the connection, delay holds the headers, hang never answers", async () => {
+    server = await startModelServer({
+      main: [
+        [text("before"), stall(300), text("after")],
+        [text("partial"), cut()],
+        delay(200, [text("late")]),
+        hang(),
+      ],
+    })
+    let t = Date.now()
+    const stalled = await (await post(req("a"))).text()
+    expect(Date.now() - t).toBeGreaterThanOrEqual(290)
+    expect(stalled).toContain("after")
+    await expect((await post(req("b"))).text()).rejects.toThrow()
+    t = Date.now()
+    await (await post(req("c"))).text()
+    expect(Date.now() - t).toBeGreaterThanOrEqual(190)
+    const ac = new AbortController()
+    const pending = post(req("d"), "/v1/messages", ac.signal)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(server.requests.at(-1)?.status).toBe("hang")
+    ac.abort()
+    await expect(pending).rejects.toThrow()
   })
 })

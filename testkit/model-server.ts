@@ -645,6 +645,8 @@ export async function startModelServer(
         continue
       }
       if (s.kind === "cut") {
+        // let what was streamed so far reach the client, then drop the connection
+        await new Promise<void>((r) => res.write("", () => r()))
         res.socket?.destroy()
         return "cut"
       }
