@@ -8,7 +8,18 @@
 import { Effect, Stream } from "effect"
 import { Fs } from "./sdk/plugin-api.ts"
 
-const decoder = new TextDecoder()
+const lenient = new TextDecoder()
+/** Strict decoding is several times faster on valid input (measured on Node 20); bad bytes fall back. */
+const strict = new TextDecoder("utf-8", { fatal: true })
+
+/** UTF-8 bytes as text; a character split at either end (a byte range cut) or a bad byte becomes U+FFFD. */
+export const decodeText = (bytes: Uint8Array): string => {
+  try {
+    return strict.decode(bytes)
+  } catch {
+    return lenient.decode(bytes)
+  }
+}
 
 /** Whole file as text, or null. */
 export const readText = (path: string): Effect.Effect<string | null, never, Fs> =>
@@ -31,20 +42,24 @@ export const readJson = (path: string): Effect.Effect<unknown, never, Fs> =>
 export const readHead = (path: string, bytes: number): Effect.Effect<string | null, never, Fs> =>
   Effect.gen(function* () {
     const data = yield* (yield* Fs).readRange(path, 0, bytes)
-    return data === null ? null : decoder.decode(data)
+    return data === null ? null : decodeText(data)
   })
 
 /**
  * The last `bytes` bytes of a file as text, or null. Pass `size` when it is
  * already known (from `stat`) to save a call.
  */
-export const readTail = (path: string, bytes: number, size?: number): Effect.Effect<string | null, never, Fs> =>
+export const readTail = (
+  path: string,
+  bytes: number,
+  size?: number,
+): Effect.Effect<string | null, never, Fs> =>
   Effect.gen(function* () {
     const fs = yield* Fs
     const total = size ?? (yield* fs.stat(path))?.size
     if (total === undefined) return null
     const data = yield* fs.readRange(path, Math.max(0, total - bytes), total)
-    return data === null ? null : decoder.decode(data)
+    return data === null ? null : decodeText(data)
   })
 
 /**
@@ -98,7 +113,9 @@ export class LineSplitter {
 
   private wanted(line: Uint8Array): boolean {
     if (line.length === 0) return false
-    return this.filter === undefined || this.filter(line.length > LinePrefix ? line.subarray(0, LinePrefix) : line)
+    return (
+      this.filter === undefined || this.filter(line.length > LinePrefix ? line.subarray(0, LinePrefix) : line)
+    )
   }
 
   /** Part of a line that spans chunks. */
@@ -180,7 +197,7 @@ export const forEachLine = (
   filter?: LineFilter,
   start = 0,
 ): Effect.Effect<boolean, never, Fs> =>
-  forEachLineBytes(path, (bytes) => onLine(decoder.decode(bytes)), filter, start)
+  forEachLineBytes(path, (bytes) => onLine(decodeText(bytes)), filter, start)
 
 /** Every line of a file (whole lines, a torn last line included), or null. */
 export const readLines = (path: string, filter?: LineFilter): Effect.Effect<string[] | null, never, Fs> =>

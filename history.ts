@@ -11,9 +11,9 @@
  *   `parentUuid` and `uuid` are picked out of its bytes.
  */
 import { Effect } from "effect"
-import { forEachLineBytes, readHead, readJson, readTail } from "./files.ts"
+import { decodeText, forEachLineBytes } from "./files.ts"
 import { firstLine, promptOf, recordsToItems, type StoredRecord } from "./records.ts"
-import { Fs } from "./sdk/plugin-api.ts"
+import { Fs, type FsShape } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary, SessionTranscript } from "./sdk/protocol.ts"
 import { attachSubagents } from "./subagents.ts"
@@ -84,22 +84,6 @@ const firstStringField = (text: string, key: string): string | undefined => {
   return at < 0 ? undefined : jsonStringAt(text, at + marker.length)
 }
 
-/** The last whole line of `text` containing `marker`, parsed. */
-const lastRecordWith = (text: string, marker: string): StoredRecord | undefined => {
-  let at = text.lastIndexOf(marker)
-  while (at >= 0) {
-    const start = text.lastIndexOf("\n", at) + 1
-    const nl = text.indexOf("\n", at)
-    const line = text.slice(start, nl < 0 ? text.length : nl)
-    try {
-      return JSON.parse(line) as StoredRecord
-    } catch {
-      at = start > 0 ? text.lastIndexOf(marker, start - 1) : -1
-    }
-  }
-  return undefined
-}
-
 interface HeadFacts {
   readonly prompt?: string
   readonly created?: string
@@ -113,13 +97,12 @@ const headFacts = (head: string, complete: boolean): HeadFacts => {
   let prompt: string | undefined
   let cwd: string | undefined
   let sidechain = false
-  let at = 0
-  while (at < head.length && prompt === undefined) {
+  let at = head.indexOf('"type":"user"')
+  while (at >= 0 && prompt === undefined) {
+    const start = head.lastIndexOf("\n", at) + 1
     const nl = head.indexOf("\n", at)
-    const end = nl < 0 ? head.length : nl
-    const line = head.slice(at, end)
-    at = end + 1
-    if (!line.includes('"type":"user"')) continue
+    const line = head.slice(start, nl < 0 ? head.length : nl)
+    at = nl < 0 ? -1 : head.indexOf('"type":"user"', nl)
     let record: StoredRecord | undefined
     try {
       record = JSON.parse(line) as StoredRecord
@@ -157,8 +140,8 @@ const withValue = <K extends string>(key: K, value: string | undefined) =>
 // list_sessions
 
 /** Bytes read from each end of a transcript for the list. */
-const HEAD_BYTES = 8 * 1024
-const TAIL_BYTES = 16 * 1024
+const HEAD_BYTES = 2 * 1024
+const TAIL_BYTES = 4 * 1024
 /** How far the head grows when the first prompt is not in it. */
 const LONG_HEAD_BYTES = 64 * 1024
 const DEFAULT_PAGE = 50
@@ -188,20 +171,23 @@ const candidatesIn = (dir: string): Effect.Effect<Candidate[], never, Fs> =>
     )
     const found = yield* Effect.forEach(
       files,
-      (entry) =>
-        Effect.map(fs.stat(join(dir, entry.name)), (stat): Candidate | null => {
+      (entry) => {
+        // `dir` is already normal: plain concatenation keeps this loop cheap.
+        const path = `${dir}/${entry.name}`
+        return Effect.map(fs.stat(path), (stat): Candidate | null => {
           if (stat === null || stat.kind !== "file") return null
           const id = entry.name.slice(0, -6)
           return {
             id,
-            path: join(dir, entry.name),
+            path,
             dir,
             size: stat.size,
             mtimeMs: stat.mtimeMs,
             birthtimeMs: stat.birthtimeMs,
             hasFolder: folders.has(id),
           }
-        }),
+        })
+      },
       { concurrency: 16 },
     )
     return found.filter((c): c is Candidate => c !== null)
@@ -222,29 +208,58 @@ const afterCursor = (cursor: string) => {
   return (c: Candidate) => c.mtimeMs < mtime || (c.mtimeMs === mtime && c.id > id)
 }
 
+/** The last custom-title and ai-title records in `text` (a tail or a head). */
+const titlesIn = (text: string): { custom?: string; ai?: string } => {
+  const found: { custom?: string; ai?: string } = {}
+  let at = text.lastIndexOf('-title"')
+  while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
+    const custom = text.startsWith('"type":"custom-title"', at - 14)
+    const ai = !custom && text.startsWith('"type":"ai-title"', at - 10)
+    if (custom || ai) {
+      const record = lineAt(text, at)
+      if (custom) found.custom ??= nonEmpty(record?.customTitle)
+      else found.ai ??= nonEmpty(record?.aiTitle)
+    }
+    at = at > 0 ? text.lastIndexOf('-title"', at - 1) : -1
+  }
+  return found
+}
+
+/** The whole line around `at`, parsed (undefined when torn or not JSON). */
+const lineAt = (text: string, at: number): StoredRecord | undefined => {
+  const start = text.lastIndexOf("\n", at) + 1
+  const nl = text.indexOf("\n", at)
+  try {
+    return JSON.parse(text.slice(start, nl < 0 ? text.length : nl)) as StoredRecord
+  } catch {
+    return undefined
+  }
+}
+
 /** One session's list entry from a head and a tail of its file; null when the file is no session. */
-const summarize = (c: Candidate): Effect.Effect<SessionSummary | null, never, Fs> =>
+const summarize = (fs: FsShape, c: Candidate): Effect.Effect<SessionSummary | null> =>
   Effect.gen(function* () {
-    let head = yield* readHead(c.path, HEAD_BYTES)
-    if (head === null) return null
+    const headData = yield* fs.readRange(c.path, 0, HEAD_BYTES)
+    if (headData === null) return null
+    let head = decodeText(headData)
     let facts = headFacts(head, c.size <= HEAD_BYTES)
     if (facts.prompt === undefined && !facts.sidechain && c.size > HEAD_BYTES) {
-      head = (yield* readHead(c.path, LONG_HEAD_BYTES)) ?? head
+      const longer = yield* fs.readRange(c.path, 0, LONG_HEAD_BYTES)
+      if (longer !== null) head = decodeText(longer)
       facts = headFacts(head, c.size <= LONG_HEAD_BYTES)
     }
     if (facts.sidechain) return null
-    const tail = c.size <= head.length ? head : ((yield* readTail(c.path, TAIL_BYTES, c.size)) ?? "")
-    const sidecar = c.hasFolder ? yield* readJson(join(c.dir, c.id, "custom-title.json")) : null
-    const customTitle =
-      (typeof sidecar === "object" && sidecar !== null && "customTitle" in sidecar
-        ? nonEmpty((sidecar as { customTitle: unknown }).customTitle)
-        : undefined) ??
-      nonEmpty(lastRecordWith(tail, '"type":"custom-title"')?.customTitle) ??
-      nonEmpty(lastRecordWith(head, '"type":"custom-title"')?.customTitle)
-    const aiTitle =
-      nonEmpty(lastRecordWith(tail, '"type":"ai-title"')?.aiTitle) ??
-      nonEmpty(lastRecordWith(head, '"type":"ai-title"')?.aiTitle)
-    const title = customTitle ?? aiTitle ?? facts.prompt
+    let tail = head
+    if (c.size > headData.length) {
+      const tailData = yield* fs.readRange(c.path, Math.max(0, c.size - TAIL_BYTES), c.size)
+      tail = tailData === null ? "" : decodeText(tailData)
+    }
+    const sidecar = c.hasFolder
+      ? titleOfSidecar(yield* fs.read(join(c.dir, c.id, "custom-title.json")))
+      : undefined
+    const inTail = titlesIn(tail)
+    const inHead = tail === head || c.size <= TAIL_BYTES ? {} : titlesIn(head)
+    const title = sidecar ?? inTail.custom ?? inHead.custom ?? inTail.ai ?? inHead.ai ?? facts.prompt
     if (title === undefined) return null
     const branch = lastStringField(tail, "gitBranch") ?? facts.branch
     const cwd = facts.cwd ?? firstStringField(tail, "cwd")
@@ -260,6 +275,16 @@ const summarize = (c: Candidate): Effect.Effect<SessionSummary | null, never, Fs
     }
   })
 
+/** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
+const titleOfSidecar = (text: string | null): string | undefined => {
+  if (text === null) return undefined
+  try {
+    return nonEmpty((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
+  } catch {
+    return undefined
+  }
+}
+
 const nonEmpty = (value: unknown): string | undefined =>
   typeof value === "string" && value.trim() !== "" ? value : undefined
 
@@ -273,7 +298,10 @@ export interface ListParams {
  * The stored sessions, newest first, one page at a time: of one working
  * directory, or of every project when `cwd` is absent.
  */
-export const listSessions = (configDir: string, params: ListParams = {}): Effect.Effect<SessionPage, never, Fs> =>
+export const listSessions = (
+  configDir: string,
+  params: ListParams = {},
+): Effect.Effect<SessionPage, never, Fs> =>
   Effect.gen(function* () {
     const fs = yield* Fs
     let dirs: string[]
@@ -292,7 +320,7 @@ export const listSessions = (configDir: string, params: ListParams = {}): Effect
     while (sessions.length < limit && next < ordered.length) {
       const batch = ordered.slice(next, next + (limit - sessions.length))
       next += batch.length
-      const summaries = yield* Effect.forEach(batch, summarize, { concurrency: 16 })
+      const summaries = yield* Effect.forEach(batch, (c) => summarize(fs, c), { concurrency: 16 })
       for (const s of summaries) if (s !== null) sessions.push(s)
     }
     const last = ordered[next - 1]
@@ -303,12 +331,10 @@ export const listSessions = (configDir: string, params: ListParams = {}): Effect
 // Reading one transcript by the chain rule
 
 const encoder = new TextEncoder()
-const decoder = new TextDecoder()
 const TYPE_OPEN = encoder.encode('{"type":"')
 const PARENT_OPEN = encoder.encode('{"parentUuid":')
 const SIDECHAIN_KEY = encoder.encode(',"isSidechain":')
 const ATTACHMENT_KEY = encoder.encode(',"attachment":')
-const UUID_KEY = encoder.encode('"uuid":"')
 const ATTACHMENT_UUID = encoder.encode('"type":"attachment","uuid":"')
 
 /** Top-level record types a transcript read needs; every other `{"type":…` line is skipped unread. */
@@ -330,7 +356,7 @@ const stringEnd = (bytes: Uint8Array, at: number): number => {
   return -1
 }
 
-const ascii = (bytes: Uint8Array, from: number, to: number): string => decoder.decode(bytes.subarray(from, to))
+const ascii = (bytes: Uint8Array, from: number, to: number): string => decodeText(bytes.subarray(from, to))
 
 /** How a line is read, decided from its first bytes: skipped, parsed, or (an attachment) only its links picked out. */
 const Read = { Skip: 0, Parse: 1, Link: 2 } as const
@@ -421,43 +447,83 @@ export interface ChainOptions {
 }
 
 /**
- * Read a transcript by the chain rule: from the last user or assistant
- * record follow `parentUuid` to the root (through a compaction boundary to
- * the conversation it summarised). Streams the file; a torn last line is
- * dropped.
+ * Collects a transcript's records and links in file order, then walks the
+ * chain rule: from the last user or assistant record follow `parentUuid` to
+ * the root, through a compaction boundary to the conversation it summarised.
  */
+export class ChainBuilder {
+  private readonly nodes = new Map<string, ChainNode>()
+  /** The user and assistant records in file order, to bridge a gap in the chain. */
+  private readonly messages: Array<{ uuid: string; order: number }> = []
+  private order = 0
+  private leaf: string | undefined
+  customTitle: string | undefined
+  aiTitle: string | undefined
+
+  /** `sidechain`: read a subagent's file (all its records are sidechain ones); else sidechain records are skipped. */
+  constructor(private readonly sidechain = false) {}
+
+  add(record: StoredRecord): void {
+    const type = record.type
+    if (type === "custom-title") this.customTitle = nonEmpty(record.customTitle) ?? this.customTitle
+    else if (type === "ai-title") this.aiTitle = nonEmpty(record.aiTitle) ?? this.aiTitle
+    const uuid = record.uuid
+    if (typeof uuid !== "string") return
+    const message = type === "user" || type === "assistant"
+    if (message && (record.isSidechain === true) !== this.sidechain) return
+    const order = this.order++
+    this.nodes.set(uuid, {
+      order,
+      parent: typeof record.parentUuid === "string" ? record.parentUuid : null,
+      ...(typeof record.logicalParentUuid === "string" ? { logicalParent: record.logicalParentUuid } : {}),
+      ...(message || type === "system" ? { record } : {}),
+    })
+    if (message) {
+      this.leaf = uuid
+      this.messages.push({ uuid, order })
+    }
+  }
+
+  /** A record known only by its links (an attachment). */
+  link(uuid: string, parent: string | null): void {
+    this.nodes.set(uuid, { order: this.order++, parent })
+  }
+
+  /** The conversation, root first. */
+  chain(): StoredRecord[] {
+    const records: StoredRecord[] = []
+    const seen = new Set<string>()
+    let at = this.leaf
+    let below = Number.POSITIVE_INFINITY
+    while (at !== undefined && !seen.has(at)) {
+      seen.add(at)
+      const node = this.nodes.get(at)
+      if (node === undefined) {
+        // A parent the file does not hold (a lost write, a scrubbed copy): go on
+        // from the message written just before the record that named it.
+        at = messageBefore(this.messages, below, seen)
+        continue
+      }
+      below = node.order
+      if (node.record !== undefined) records.push(node.record)
+      at = node.parent ?? node.logicalParent
+    }
+    return records.reverse()
+  }
+}
+
+/** The chain of records already in memory (parsed lines of a transcript). */
+export const chainOf = (records: ReadonlyArray<unknown>, options: ChainOptions = {}): StoredRecord[] => {
+  const builder = new ChainBuilder(options.sidechain === true)
+  for (const r of records)
+    if (typeof r === "object" && r !== null && !Array.isArray(r)) builder.add(r as StoredRecord)
+  return builder.chain()
+}
+
+/** Read a transcript by the chain rule. Streams the file; a torn last line is dropped. */
 export const readChain = (path: string, options: ChainOptions = {}): Effect.Effect<Chain, never, Fs> =>
   Effect.gen(function* () {
-    const wantSidechain = options.sidechain === true
-    const nodes = new Map<string, ChainNode>()
-    /** The user and assistant records in file order, to bridge a gap in the chain. */
-    const messages: Array<{ uuid: string; order: number }> = []
-    let order = 0
-    let leaf: string | undefined
-    let customTitle: string | undefined
-    let aiTitle: string | undefined
-
-    const parsed = (record: StoredRecord) => {
-      const type = record.type
-      if (type === "custom-title") customTitle = nonEmpty(record.customTitle) ?? customTitle
-      else if (type === "ai-title") aiTitle = nonEmpty(record.aiTitle) ?? aiTitle
-      const uuid = record.uuid
-      if (typeof uuid !== "string") return
-      if ((record.isSidechain === true) !== wantSidechain && (type === "user" || type === "assistant")) return
-      const parent = typeof record.parentUuid === "string" ? record.parentUuid : null
-      const keep = type === "user" || type === "assistant" || type === "system"
-      nodes.set(uuid, {
-        order: order++,
-        parent,
-        ...(typeof record.logicalParentUuid === "string" ? { logicalParent: record.logicalParentUuid } : {}),
-        ...(keep ? { record } : {}),
-      })
-      if (type === "user" || type === "assistant") {
-        leaf = uuid
-        messages.push({ uuid, order: order - 1 })
-      }
-    }
-
+    const builder = new ChainBuilder(options.sidechain === true)
     const onText = (line: string) => {
       let record: unknown
       try {
@@ -465,39 +531,20 @@ export const readChain = (path: string, options: ChainOptions = {}): Effect.Effe
       } catch {
         return // a torn last line or a stray write
       }
-      if (typeof record === "object" && record !== null && !Array.isArray(record)) parsed(record as StoredRecord)
+      if (typeof record === "object" && record !== null && !Array.isArray(record))
+        builder.add(record as StoredRecord)
     }
-
     const onLink = (line: Uint8Array) => {
       const links = attachmentLinks(line)
-      if (links === null) onText(decoder.decode(line))
-      else nodes.set(links.uuid, { order: order++, parent: links.parent })
+      if (links === null) onText(decodeText(line))
+      else builder.link(links.uuid, links.parent)
     }
-
     const found = yield* scanLines(path, classify, onText, onLink)
-    const records: StoredRecord[] = []
-    const seen = new Set<string>()
-    let at = leaf
-    let below = Number.POSITIVE_INFINITY
-    while (at !== undefined && !seen.has(at)) {
-      seen.add(at)
-      const node = nodes.get(at)
-      if (node === undefined) {
-        // A parent the file does not hold (a lost write, a scrubbed copy): go on
-        // from the message written just before the record that named it.
-        at = messageBefore(messages, below, seen)
-        continue
-      }
-      below = node.order
-      if (node.record !== undefined) records.push(node.record)
-      at = node.parent ?? node.logicalParent
-    }
-    records.reverse()
     return {
-      records,
+      records: builder.chain(),
       found,
-      ...(customTitle === undefined ? {} : { customTitle }),
-      ...(aiTitle === undefined ? {} : { aiTitle }),
+      ...(builder.customTitle === undefined ? {} : { customTitle: builder.customTitle }),
+      ...(builder.aiTitle === undefined ? {} : { aiTitle: builder.aiTitle }),
     }
   })
 
@@ -538,12 +585,11 @@ const scanLines = (
     path,
     (bytes) => {
       if (pending === Read.Link) onRaw(bytes)
-      else onText(decoder.decode(bytes))
+      else onText(decodeText(bytes))
     },
     filter,
   )
 }
-
 
 // ---------------------------------------------------------------------------
 // read_session
@@ -557,7 +603,11 @@ export const readSession = (
     const dir = yield* projectDir(configDir, cwd)
     const chain = yield* readChain(sessionFile(dir, cliSessionId))
     if (!chain.found) return null
-    const items = yield* attachSubagents(recordsToItems(chain.records), chain.records, join(dir, cliSessionId))
+    const items = yield* attachSubagents(
+      recordsToItems(chain.records),
+      chain.records,
+      join(dir, cliSessionId),
+    )
     const title = chain.customTitle ?? chain.aiTitle
     return { session_id: cliSessionId, items, ...(title === undefined ? {} : { title }) }
   })
@@ -602,7 +652,10 @@ export const promptCount = (
     return promptRecords(chain.records).length
   })
 
-export type RewindTarget = { readonly resumeAt: string } | { readonly toNothing: true } | { readonly error: string }
+export type RewindTarget =
+  | { readonly resumeAt: string }
+  | { readonly toNothing: true }
+  | { readonly error: string }
 
 /**
  * Where to resume so that the conversation ends just before the user record

@@ -39,7 +39,8 @@ export const recordText = (record: StoredRecord): string =>
     .join("\n")
 
 /** `[Request interrupted by user]`, `[Request interrupted by user for tool use]`: a stop. */
-export const isInterruptText = (text: string): boolean => text.trimStart().startsWith("[Request interrupted by user")
+export const isInterruptText = (text: string): boolean =>
+  text.trimStart().startsWith("[Request interrupted by user")
 
 /** The end of a background task, queued into the conversation by the CLI. */
 export const isTaskNotification = (record: StoredRecord): boolean => {

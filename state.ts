@@ -35,7 +35,8 @@ export const loadSessionState = (hostId: string): Effect.Effect<SessionState, ne
 
 export const saveSessionState = (hostId: string, state: SessionState): Effect.Effect<void, never, Storage> =>
   Effect.gen(function* () {
-    const value: SessionState = state.cli === undefined ? { sent: state.sent } : { cli: state.cli, sent: state.sent }
+    const value: SessionState =
+      state.cli === undefined ? { sent: state.sent } : { cli: state.cli, sent: state.sent }
     yield* (yield* Storage).set(sessionKey(hostId), value)
   })
 
@@ -61,7 +62,10 @@ export const setCliAlias = (hostId: string, cliId: string): Effect.Effect<void, 
   })
 
 /** Forget prompts whose index is `fromIndex` or later (they were rewound away). */
-export const forgetSentFrom = (hostId: string, fromIndex: number): Effect.Effect<void, never, Storage | Log> =>
+export const forgetSentFrom = (
+  hostId: string,
+  fromIndex: number,
+): Effect.Effect<void, never, Storage | Log> =>
   Effect.gen(function* () {
     const state = yield* loadSessionState(hostId)
     const sent = Object.fromEntries(Object.entries(state.sent).filter(([, index]) => index < fromIndex))
@@ -69,5 +73,8 @@ export const forgetSentFrom = (hostId: string, fromIndex: number): Effect.Effect
   })
 
 /** The user record index a host item was sent as, if known. */
-export const sentIndexOf = (hostId: string, itemId: string): Effect.Effect<number | undefined, never, Storage | Log> =>
+export const sentIndexOf = (
+  hostId: string,
+  itemId: string,
+): Effect.Effect<number | undefined, never, Storage | Log> =>
   Effect.map(loadSessionState(hostId), (state) => state.sent[itemId])

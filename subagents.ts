@@ -9,13 +9,30 @@
  */
 import { Effect } from "effect"
 import { readJson } from "./files.ts"
-import { readChain } from "./history.ts"
-import { findToolCall, firstLine, lastAssistantText, recordsToItems, recordText, type StoredRecord } from "./records.ts"
+import { chainOf, readChain } from "./history.ts"
+import { findToolCall, lastAssistantText, recordsToItems, recordText, type StoredRecord } from "./records.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
-import type { TaskInfo, TaskStatus, ToolCall, TranscriptItem } from "./sdk/protocol.ts"
+import type { TaskInfo, ToolCall, TranscriptItem } from "./sdk/protocol.ts"
+import { isTerminal, newTaskState, snapshot, spawnAnswer, taskStatusOf, taskTitle } from "./task.ts"
+import { resultText } from "./tools.ts"
+import { AgentMeta } from "./wire.ts"
+import { parseWorkflowLaunch, readStoredRun, storedWorkflowTasks } from "./workflow.ts"
 
-export interface AgentMeta {
+export interface StoredAgent {
+  readonly agentId: string
+  readonly meta: StoredAgentMeta
+  /** The agent's conversation, its opening prompt removed. */
+  readonly records: StoredRecord[]
+  /** The opening prompt's text. */
+  readonly prompt?: string
+}
+
+const str = (value: unknown): string | undefined =>
+  typeof value === "string" && value !== "" ? value : undefined
+
+/** What the meta file says, null and empty fields left out. */
+export interface StoredAgentMeta {
   readonly agentType?: string
   readonly description?: string
   readonly toolUseId?: string
@@ -24,29 +41,27 @@ export interface AgentMeta {
   readonly model?: string
 }
 
-export interface StoredAgent {
-  readonly agentId: string
-  readonly meta: AgentMeta
-  /** The agent's conversation, its opening prompt removed. */
-  readonly records: StoredRecord[]
-  /** The opening prompt's text. */
-  readonly prompt?: string
-}
+const META_FIELDS = [
+  "agentType",
+  "description",
+  "toolUseId",
+  "parentAgentId",
+  "requestShape",
+  "model",
+] as const
 
-const str = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined)
-
-const metaOf = (value: unknown): AgentMeta => {
-  if (typeof value !== "object" || value === null) return {}
-  const v = value as Record<string, unknown>
-  const pick = (key: string) => (str(v[key]) === undefined ? {} : { [key]: v[key] as string })
-  return {
-    ...pick("agentType"),
-    ...pick("description"),
-    ...pick("toolUseId"),
-    ...pick("parentAgentId"),
-    ...pick("requestShape"),
-    ...pick("model"),
+/** The meta file through its schema (wire.ts); when that fails, each string field that is there. */
+const metaOf = (value: unknown): StoredAgentMeta => {
+  const parsed = AgentMeta.safeParse(value)
+  const source = (
+    parsed.success ? parsed.data : typeof value === "object" && value !== null ? value : {}
+  ) as Record<string, unknown>
+  const meta: Record<string, string> = {}
+  for (const key of META_FIELDS) {
+    const v = str(source[key])
+    if (v !== undefined) meta[key] = v
   }
+  return meta as StoredAgentMeta
 }
 
 /** Workflow agents live in `workflows/` (`wf_*` run folders); workflow.ts reads them. */
@@ -105,7 +120,11 @@ export interface TaskNotification {
   readonly status?: string
   readonly summary?: string
   readonly result?: string
-  readonly usage?: { readonly used_tokens?: number; readonly tool_uses?: number; readonly duration_ms?: number }
+  readonly usage?: {
+    readonly used_tokens?: number
+    readonly tool_uses?: number
+    readonly duration_ms?: number
+  }
 }
 
 const tag = (text: string, name: string): string | undefined => {
@@ -129,7 +148,10 @@ export const parseTaskNotifications = (text: string): TaskNotification[] => {
       usageText === undefined
         ? undefined
         : {
-            ...withNumber("used_tokens", num(tag(usageText, "subagent_tokens") ?? tag(usageText, "total_tokens"))),
+            ...withNumber(
+              "used_tokens",
+              num(tag(usageText, "subagent_tokens") ?? tag(usageText, "total_tokens")),
+            ),
             ...withNumber("tool_uses", num(tag(usageText, "tool_uses"))),
             ...withNumber("duration_ms", num(tag(usageText, "duration_ms"))),
           }
@@ -168,38 +190,8 @@ export const notificationsIn = (records: ReadonlyArray<StoredRecord>): Map<strin
 // ---------------------------------------------------------------------------
 // Building the task items
 
-const statusOfNotification = (status: string | undefined): TaskStatus | undefined => {
-  switch (status) {
-    case "completed":
-      return "Completed"
-    case "failed":
-      return "Failed"
-    case "stopped":
-    case "killed":
-      return "Cancelled"
-    default:
-      return undefined
-  }
-}
-
-/** The agent's answer from its spawning call's result (its `toolUseResult.content`, harness notes left out). */
-const answerOf = (call: ToolCall | undefined): string | undefined => {
-  const output = call?.output
-  if (typeof output !== "object" || output === null) return undefined
-  const o = output as Record<string, unknown>
-  if (o.status === "async_launched" || o.isAsync === true) return undefined
-  if (!Array.isArray(o.content)) return undefined
-  const text = o.content
-    .filter((b): b is { type: string; text: string } => b?.type === "text" && typeof b.text === "string")
-    .map((b) => b.text)
-    .filter((t) => !t.trimStart().startsWith("<tools-used-before-summary>"))
-    .join("\n")
-    .trim()
-  return text === "" ? undefined : text
-}
-
-const usageOfCall = (call: ToolCall | undefined): TaskInfo["usage"] | undefined => {
-  const output = call?.output
+/** Tokens, tool uses and time from the spawning call's result (a foreground agent's totals). */
+const usageOfResult = (output: unknown): TaskInfo["usage"] | undefined => {
   if (typeof output !== "object" || output === null) return undefined
   const o = output as Record<string, unknown>
   const usage = {
@@ -210,16 +202,24 @@ const usageOfCall = (call: ToolCall | undefined): TaskInfo["usage"] | undefined 
   return Object.keys(usage).length > 0 ? usage : undefined
 }
 
-const isBackground = (agent: StoredAgent, call: ToolCall | undefined): boolean => {
-  if (agent.meta.requestShape === "background") return true
-  const input = call?.input as { run_in_background?: unknown } | undefined
-  if (input?.run_in_background === true) return true
-  const output = call?.output as { status?: unknown; isAsync?: unknown } | undefined
-  return output?.status === "async_launched" || output?.isAsync === true
+const isLaunch = (output: unknown): boolean => {
+  const o = output as { status?: unknown; isAsync?: unknown } | undefined
+  return o?.status === "async_launched" || o?.isAsync === true
+}
+
+/** The model of the agent's first assistant message (as the live mapper takes it). */
+const firstModel = (records: ReadonlyArray<StoredRecord>): string | undefined => {
+  for (const r of records) {
+    if (r.type !== "assistant") continue
+    const model = (r.message as { model?: unknown } | undefined)?.model
+    if (typeof model === "string" && model !== "" && model !== "<synthetic>") return model
+  }
+  return undefined
 }
 
 /**
- * The task for one agent: TaskInfo from its meta, its spawning call and the
+ * The task for one agent, built with the live mapper's task state and rules
+ * (title, status, answer, summary) from its meta, its spawning call and the
  * notification of its end; its items with its own children placed inside.
  */
 const taskFor = (
@@ -227,38 +227,46 @@ const taskFor = (
   call: ToolCall | undefined,
   notifications: Map<string, TaskNotification>,
   parentTaskId: string | undefined,
-  childrenOf: (agent: StoredAgent, taskId: string) => (items: TranscriptItem[]) => TranscriptItem[],
+  itemsOf: (agent: StoredAgent, taskId: string) => TranscriptItem[],
 ): Extract<TranscriptItem, { type: "task" }> => {
   const taskId = agent.meta.toolUseId ?? agent.agentId
-  const base = recordsToItems(agent.records, { taskId })
-  const items = childrenOf(agent, taskId)(base)
+  const items = itemsOf(agent, taskId)
   const notification = notifications.get(taskId) ?? notifications.get(agent.agentId)
-  const input = call?.input as { prompt?: unknown; description?: unknown } | undefined
-  const prompt = str(input?.prompt) ?? agent.prompt
-  const title =
-    agent.meta.description ?? str(input?.description) ?? (prompt === undefined ? "" : firstLine(prompt))
-  // The spawning call's failure decides; else how the notification says it ended; else it finished.
-  const status: TaskStatus =
-    call?.status === "Failed" ? "Failed" : (statusOfNotification(notification?.status) ?? "Completed")
-  const summary =
-    (status === "Failed" ? call?.output_text : undefined) ??
-    answerOf(call) ??
-    notification?.result ??
-    lastAssistantText(items)
-  const usage = usageOfCall(call) ?? notification?.usage
-  const task: TaskInfo = {
-    id: taskId,
-    title: title || agent.meta.agentType || "Subagent",
-    status,
-    ...(parentTaskId === undefined ? {} : { parent_task_id: parentTaskId }),
-    ...(agent.meta.agentType === undefined ? {} : { name: agent.meta.agentType }),
-    ...(agent.meta.model === undefined ? {} : { model: agent.meta.model }),
-    ...(prompt === undefined ? {} : { prompt }),
-    ...(summary === undefined ? {} : { summary }),
-    ...(usage === undefined || Object.keys(usage).length === 0 ? {} : { usage }),
-    ...(isBackground(agent, call) ? { background: true } : {}),
+  const input = (call?.input ?? {}) as Record<string, unknown>
+  const state = newTaskState(taskId, "agent")
+  if (parentTaskId !== undefined) state.parentTaskId = parentTaskId
+  const prompt = str(input.prompt) ?? agent.prompt
+  state.title = taskTitle(str(input.description) ?? agent.meta.description, prompt)
+  const name = str(input.subagent_type) ?? agent.meta.agentType
+  if (name !== undefined) state.name = name
+  if (prompt !== undefined) state.prompt = prompt
+  const model = firstModel(agent.records) ?? agent.meta.model
+  if (model !== undefined) state.model = model
+  if (typeof input.run_in_background === "boolean") state.background = input.run_in_background
+  if (agent.meta.requestShape === "background" || isLaunch(call?.output)) state.background = true
+
+  const usage = usageOfResult(call?.output) ?? notification?.usage
+  if (usage?.used_tokens !== undefined) state.usedTokens = usage.used_tokens
+  if (usage?.tool_uses !== undefined) state.toolUses = usage.tool_uses
+  if (usage?.duration_ms !== undefined) state.durationMs = usage.duration_ms
+
+  const failed = call?.status === "Failed" && !isLaunch(call.output)
+  if (failed) {
+    state.status = "Failed"
+    state.error = call?.output_text ?? resultText(call?.output)
+  } else state.status = taskStatusOf(notification?.status) ?? "Completed"
+  // A stored agent has ended: one the process left running reads back as finished.
+  if (!isTerminal(state.status)) state.status = "Completed"
+  state.finished = true
+  if (!failed && call !== undefined && !isLaunch(call.output)) {
+    const answer = spawnAnswer(call.output, call.output_text ?? "")
+    if (answer !== undefined) state.answer = answer
   }
-  return { type: "task", id: taskId, task, items }
+  if (state.answer === undefined && notification?.result) state.answer = notification.result
+  const last = lastAssistantText(items)
+  if (last !== undefined) state.lastText = last
+  if (notification?.summary) state.summary = notification.summary
+  return { type: "task", id: taskId, task: snapshot(state), items }
 }
 
 /** Insert `task` right after the tool call item `toolUseId` (top level of `items`). */
@@ -293,9 +301,10 @@ export const placeAgents = (
   const byParent = new Map<string | undefined, StoredAgent[]>()
   const known = new Set(agents.map((a) => a.agentId))
   for (const agent of agents) {
-    const parent = agent.meta.parentAgentId !== undefined && known.has(agent.meta.parentAgentId)
-      ? agent.meta.parentAgentId
-      : undefined
+    const parent =
+      agent.meta.parentAgentId !== undefined && known.has(agent.meta.parentAgentId)
+        ? agent.meta.parentAgentId
+        : undefined
     byParent.set(parent, [...(byParent.get(parent) ?? []), agent])
   }
 
@@ -312,8 +321,13 @@ export const placeAgents = (
       const call = findToolCall(out, toolUseId)
       // An agent of a rewound branch: its spawning call is no longer in the conversation.
       if (call === undefined) continue
-      const task = taskFor(agent, call.call, notifications, parentTaskId, (self, taskId) => (own) =>
-        placeChildren(own, self.agentId, taskId, notificationsIn(self.records)),
+      const task = taskFor(agent, call.call, notifications, parentTaskId, (self, taskId) =>
+        placeChildren(
+          recordsToItems(self.records, { taskId }),
+          self.agentId,
+          taskId,
+          notificationsIn(self.records),
+        ),
       )
       if (placeAfterCall(out, toolUseId, task)) settleCall(out, toolUseId)
     }
@@ -322,7 +336,61 @@ export const placeAgents = (
   return placeChildren([...items], undefined, undefined, notificationsIn(records))
 }
 
-/** Read a session's stored subagents and place them into its items. */
+// ---------------------------------------------------------------------------
+// Stored workflow runs (workflow.ts reads them; placed here like agents)
+
+const workflowCalls = (items: ReadonlyArray<TranscriptItem>): Array<{ call: ToolCall; taskId?: string }> => {
+  const found: Array<{ call: ToolCall; taskId?: string }> = []
+  for (const item of items) {
+    if (item.type === "tool_call" && item.call.name === "Workflow")
+      found.push({ call: item.call, ...(item.task_id === undefined ? {} : { taskId: item.task_id }) })
+    if (item.type === "task") found.push(...workflowCalls(item.items))
+  }
+  return found
+}
+
+/** Insert `task` after the call `toolUseId`, wherever it is (inside a task too). */
+const placeDeep = (items: TranscriptItem[], toolUseId: string, task: TranscriptItem): TranscriptItem[] => {
+  if (placeAfterCall(items, toolUseId, task)) return items
+  return items.map((item) =>
+    item.type === "task" ? { ...item, items: placeDeep([...item.items], toolUseId, task) } : item,
+  )
+}
+
+/** Each `Workflow` call with a launch result becomes the run's task, its agents inside it. */
+const attachWorkflows = (
+  items: TranscriptItem[],
+  sessionFolder: string,
+): Effect.Effect<TranscriptItem[], never, Fs> =>
+  Effect.gen(function* () {
+    let out = items
+    for (const { call, taskId } of workflowCalls(items)) {
+      const launch = parseWorkflowLaunch(call.output)
+      const runId = launch?.runId
+      if (!runId) continue
+      const files = yield* readStoredRun(sessionFolder, runId, call.id, launch)
+      const run = storedWorkflowTasks({
+        ...files.input,
+        ...(taskId === undefined ? {} : { parentTaskId: taskId }),
+      })
+      const agents: TranscriptItem[] = run.agents.map((agent) => {
+        const records = agent.agentId === undefined ? undefined : files.records.get(agent.agentId)
+        const chain = records === undefined ? [] : chainOf(records, { sidechain: true })
+        // The first record is the agent's prompt, framed by the harness.
+        const body = chain[0]?.type === "user" ? chain.slice(1) : chain
+        return {
+          type: "task",
+          id: agent.task.id,
+          task: agent.task,
+          items: recordsToItems(body, { taskId: agent.task.id }),
+        }
+      })
+      out = placeDeep(out, call.id, { type: "task", id: run.workflow.id, task: run.workflow, items: agents })
+    }
+    return out
+  })
+
+/** Read a session's stored subagents and workflow runs and place them into its items. */
 export const attachSubagents = (
   items: ReadonlyArray<TranscriptItem>,
   records: ReadonlyArray<StoredRecord>,
@@ -330,5 +398,6 @@ export const attachSubagents = (
 ): Effect.Effect<TranscriptItem[], never, Fs> =>
   Effect.gen(function* () {
     const agents = yield* readStoredAgents(sessionFolder)
-    return agents.length === 0 ? [...items] : placeAgents(items, records, agents)
+    const placed = agents.length === 0 ? [...items] : placeAgents(items, records, agents)
+    return yield* attachWorkflows(placed, sessionFolder)
   })

@@ -1,0 +1,12 @@
+/**
+ * `npm run bench -- <name>` runs `bench/<name>.ts`: the module either does its
+ * work when imported, or exports `main(args)`, which is called and awaited.
+ * Each benchmark prints its figures and, as its last line, `<name>: <headline>`.
+ */
+const [name, ...args] = process.argv.slice(2)
+if (name === undefined || !/^[a-z0-9][a-z0-9-]*$/.test(name)) {
+  console.error("usage: npm run bench -- <name>   (a file bench/<name>.ts)")
+  process.exit(2)
+}
+const module = (await import(`./${name}.ts`)) as { main?: (args: string[]) => unknown }
+if (typeof module.main === "function") await module.main(args)
