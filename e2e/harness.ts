@@ -4,7 +4,7 @@
  * the login PATH) against testkit's scripted model on 127.0.0.1. No network,
  * no login: a temporary HOME, a dummy API key.
  */
-import { mkdirSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Host, startHost } from "../host/host.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
@@ -12,6 +12,9 @@ import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
 import { type ModelServer, type Scenario, startModelServer } from "../testkit/model-server.ts"
 
 export const repoRoot = join(import.meta.dirname, "..")
+
+/** Every sandbox this test file made (a file runs in its own worker, so other files' stay apart). */
+const sandboxRoots = new Set<string>()
 
 export interface World {
   readonly sandbox: Sandbox
@@ -39,6 +42,7 @@ export interface WorldOptions {
 
 export const startWorld = async (scenario: Scenario, options: WorldOptions = {}): Promise<World> => {
   const sandbox = makeSandbox("cvg-e2e-")
+  sandboxRoots.add(sandbox.root)
   const server = await startModelServer(scenario)
   const env: Record<string, string | undefined> = { ...cliEnv(sandbox, server), ...options.env }
   mkdirSync(join(sandbox.root, "data"), { recursive: true })
@@ -101,4 +105,23 @@ export const promptAndWait = async (world: World, sessionId: string, text: strin
   const accepted = await world.host.call(world.agentId, "prompt", { sessionId, text })
   const ended = await world.waitFor(sessionId, "RunEnded", (e) => e.run_id === accepted.run_id, timeoutMs)
   return { accepted, ended }
+}
+
+/**
+ * Processes still running from this file's sandboxes (their command line
+ * names the sandbox's `claude` link). Used to prove no `claude` outlives a suite.
+ */
+export const strayClaudes = (): Array<{ pid: number; cmdline: string }> => {
+  const found: Array<{ pid: number; cmdline: string }> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
+      if ([...sandboxRoots].some((root) => cmdline.includes(`${root}/bin/claude`)))
+        found.push({ pid: Number(entry), cmdline })
+    } catch {
+      // Gone already.
+    }
+  }
+  return found
 }

@@ -4,9 +4,9 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { type RequestView, text, thinking, toolUse } from "../testkit/model-server.ts"
-import { createSession, ofType, promptAndWait, startWorld, type World } from "./harness.ts"
+import { createSession, ofType, strayClaudes, promptAndWait, startWorld, type World } from "./harness.ts"
 
 let world: World | undefined
 afterEach(async () => {
@@ -15,6 +15,10 @@ afterEach(async () => {
   await closing?.close()
   // No `claude` outlives a test.
   expect(closing?.host.processes() ?? []).toEqual([])
+})
+afterAll(() => {
+  // Nothing this suite started is left running: not a session, not a probe.
+  expect(strayClaudes()).toEqual([])
 })
 
 /** The tool results the model received in its last request. */
@@ -30,6 +34,8 @@ describe("live sessions against the real CLI", () => {
       main: [[thinking("Let me think about greetings."), text("Hello from the scripted model.")]],
     })
     const { session_id } = await createSession(world)
+    // The stray-process check below can see a live session's CLI.
+    expect(strayClaudes().length).toBeGreaterThan(0)
     const { ended } = await promptAndWait(world, session_id, "Say hello")
     expect(ended.outcome).toBe("Completed")
     const events = world.events(session_id)
