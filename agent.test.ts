@@ -528,9 +528,88 @@ describe("workflows", () => {
           const [agentTask] = [...agentTasks]
           const refused = yield* Effect.flip(agent.cancelTask({ sessionId: "s1", taskId: agentTask! }))
           expect(refused._tag).toBe("TaskNotStoppable")
+          // The whole workflow stops by the CLI's task id.
+          const stop = yield* agent
+            .cancelTask({ sessionId: "s1", taskId: "toolu_wf_1" })
+            .pipe(Effect.forkChild)
+          const request = yield* proc.expectControl("stop_task")
+          expect(request.request.task_id).toBe("w0kuy5bxk")
+          yield* proc.respond(request.request_id, {})
+          yield* Fiber.join(stop)
           expect(ofType(events, "RunEnded").length).toBe(2)
         }),
       { home: "/sandbox/home", files: { "/sandbox/ws/README.md": "ws", ...files } },
     )
   })
+})
+
+/** The stdout frames of a recording in testdata/. */
+const recorded = async (scenario: string): Promise<Frame[]> => {
+  const { readFileSync } = await import("node:fs")
+  const { join } = await import("node:path")
+  return readFileSync(join(import.meta.dirname, "testdata", scenario, "stdout.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Frame)
+}
+
+describe("usage limits and skills", () => {
+  it("a rejected rate limit reports usage_blocked in the run, refreshes the limits, and the result still ends the run", async () => {
+    const frames = await recorded("rate_limit")
+    await test(({ agent, peer, events }) =>
+      Effect.gen(function* () {
+        const { proc } = yield* withLaunch(peer, agent.createSession({ sessionId: "s1", cwd: WS }))
+        const first = yield* agent.prompt({ sessionId: "s1", text: "hi" })
+        yield* proc.expect((f) => f.type === "user")
+        const firstTurn = frames.slice(1, frames.findIndex((f) => f.type === "result") + 1)
+        for (const frame of firstTurn) yield* proc.send(frame)
+        yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+        const blocked = ofType(events, "usage_blocked")
+        expect(blocked).toHaveLength(1)
+        expect(blocked[0]).toMatchObject({ run_id: first.run_id, window: "five_hour" })
+        expect(blocked[0]!.resets_at).toBe(new Date(1795987403 * 1000).toISOString())
+        expect(ofType(events, "UsageLimits").length).toBeGreaterThan(0)
+        expect(ofType(events, "RunEnded")[0]).toMatchObject({ run_id: first.run_id, outcome: "Failed" })
+        const info = yield* agent.initialize()
+        expect(info.usageLimits?.windows.find((w) => w.id === "five_hour")?.status).toBe("rejected")
+      }),
+    )
+  })
+
+  it("emits Skills at session start and again only when the list changed after a run", () =>
+    test(
+      ({ agent, peer, events, broker }) =>
+        Effect.gen(function* () {
+          const { proc } = yield* withLaunch(peer, agent.createSession({ sessionId: "s1", cwd: WS }))
+          yield* waitFor(() => ofType(events, "Skills").length === 1, "the first Skills")
+          expect(ofType(events, "Skills")[0]!.skills.map((s) => s.name)).toEqual(["tidy"])
+          const turn = (text: string) =>
+            Effect.gen(function* () {
+              yield* agent.prompt({ sessionId: "s1", text })
+              const user = yield* proc.expect((f) => f.type === "user")
+              const before = ofType(events, "RunEnded").length
+              yield* finishTurn(proc, user.uuid)
+              yield* waitFor(() => ofType(events, "RunEnded").length === before + 1, "RunEnded")
+              yield* Effect.sleep(20)
+            })
+          yield* turn("one")
+          expect(ofType(events, "Skills")).toHaveLength(1)
+          broker.files.set(
+            `${WS}/.claude/skills/ship/SKILL.md`,
+            "---\nname: ship\ndescription: Ship it\n---\nbody",
+          )
+          yield* turn("two")
+          expect(ofType(events, "Skills")).toHaveLength(2)
+          expect(
+            ofType(events, "Skills")[1]!
+              .skills.map((s) => s.name)
+              .sort(),
+          ).toEqual(["ship", "tidy"])
+        }),
+      {
+        files: {
+          [`${HOME}/.claude/skills/tidy/SKILL.md`]: "---\nname: tidy\ndescription: Tidy up\n---\nbody",
+        },
+      },
+    ))
 })
