@@ -51,6 +51,22 @@ describe("live sessions against the real CLI", () => {
     expect(ended.usage?.output_tokens).toBeGreaterThan(0)
   })
 
+  it("initialize probes the catalog without a prompt, leaving no session behind", async () => {
+    world = await startWorld({ main: [] })
+    const w = world
+    const first = await w.host.call(w.agentId, "initialize")
+    expect(first.status).toBe("Ready")
+    await w.host.events.waitFor((e) => e.kind === "info_changed" && e.agentId === w.agentId)
+    const info = await w.host.call(w.agentId, "initialize")
+    // The CLI's picker values became aliases of the versioned models.
+    const aliases = info.models.flatMap((m) => m.aliases ?? [])
+    expect(aliases).toEqual(expect.arrayContaining(["opus", "sonnet"]))
+    expect(w.server.requests.filter((r) => r.conversation === "main")).toEqual([])
+    const listed = await w.host.call(w.agentId, "listSessions", {})
+    expect(listed.sessions).toEqual([])
+    expect(w.host.processes().filter((p) => p.command === "claude")).toEqual([])
+  })
+
   it("asks before Bash: an approved command runs, a denied one does not", async () => {
     world = await startWorld({
       main: [
