@@ -1,0 +1,386 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { Effect, Layer } from "effect"
+import { afterEach, describe, expect, it, vi } from "vitest"
+import { NodeFsLayer, nodeFs } from "./bench/node-fs.ts"
+import {
+  chainOf,
+  encodeCwd,
+  listSessions,
+  projectDir,
+  promptCount,
+  promptUuidAt,
+  readChain,
+  readSession,
+  rewindTarget,
+} from "./history.ts"
+import { Fs, type FsShape } from "./sdk/plugin-api.ts"
+import type { SessionTranscript } from "./sdk/protocol.ts"
+import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
+
+const HOME = "/home/user"
+const CONFIG = `${HOME}/.claude`
+const WS = "/work/app"
+const PROJECT = `${CONFIG}/projects/-work-app`
+
+const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
+const jsonl = (records: ReadonlyArray<unknown>) => `${records.map((r) => JSON.stringify(r)).join("\n")}\n`
+
+/** Records shaped like CLI 2.1.332's (key order included: the reader looks at first bytes). */
+const rec = {
+  queue: (op: string) => ({
+    type: "queue-operation",
+    operation: op,
+    timestamp: "2026-11-01T10:00:00.000Z",
+    sessionId: "s",
+  }),
+  user: (id: string, parent: string | null, text: string, extra: Record<string, unknown> = {}) => ({
+    parentUuid: parent,
+    isSidechain: false,
+    promptId: "p",
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text }] },
+    uuid: id,
+    timestamp: "2026-11-01T10:00:01.000Z",
+    cwd: WS,
+    sessionId: "s",
+    gitBranch: "main",
+    ...extra,
+  }),
+  assistant: (id: string, parent: string, text: string) => ({
+    parentUuid: parent,
+    isSidechain: false,
+    message: { id: `msg_${id}`, type: "message", role: "assistant", content: [{ type: "text", text }] },
+    type: "assistant",
+    uuid: id,
+    timestamp: "2026-11-01T10:00:02.000Z",
+    cwd: WS,
+    gitBranch: "main",
+  }),
+  attachment: (id: string, parent: string, payload: unknown = { type: "date", date: "2026-11-01" }) => ({
+    parentUuid: parent,
+    isSidechain: false,
+    attachment: payload,
+    type: "attachment",
+    uuid: id,
+    timestamp: "2026-11-01T10:00:01.500Z",
+    rendered: [{ content: "<system-reminder>today</system-reminder>" }],
+    gitBranch: "main",
+  }),
+  blob: (size: number) => ({
+    type: "api-request-blob",
+    sessionId: "s",
+    hash: "h",
+    message: { text: "x".repeat(size) },
+  }),
+  customTitle: (title: string) => ({ type: "custom-title", customTitle: title, sessionId: "s" }),
+  aiTitle: (title: string) => ({ type: "ai-title", aiTitle: title, sessionId: "s" }),
+}
+
+/** A memory broker's Fs with chosen modification times, recording what is read. */
+const world = (files: Record<string, string>, mtimes: Record<string, number> = {}) => {
+  const broker = makeMemoryBroker({ home: HOME, files })
+  const reads: Array<{ op: string; path: string; bytes?: number }> = []
+  const base = broker.api.fs
+  const fs: FsShape = {
+    ...base,
+    stat: (path) =>
+      Effect.map(base.stat(path), (s) => (s === null ? s : { ...s, mtimeMs: mtimes[path] ?? s.mtimeMs })),
+    readRange: (path, start, end) => {
+      reads.push({ op: "range", path, bytes: end - start })
+      return base.readRange(path, start, end)
+    },
+    read: (path) => {
+      reads.push({ op: "read", path })
+      return base.read(path)
+    },
+    stream: (path, start) => {
+      reads.push({ op: "stream", path })
+      return base.stream(path, start)
+    },
+  }
+  const run = <A>(effect: Effect.Effect<A, never, Fs>) =>
+    Effect.runPromise(Effect.provide(effect, Layer.succeed(Fs, fs)))
+  return { run, reads, broker }
+}
+
+const onDisk = <A>(effect: Effect.Effect<A, never, Fs>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(NodeFsLayer)))
+const recordedSession = (scenario: string) => {
+  const file =
+    readdirSync(`testdata/${scenario}/projects/-home-dev-ws`).find((f) => f.endsWith(".jsonl")) ?? ""
+  return { config: `testdata/${scenario}`, cwd: "/home/dev/ws", id: file.replace(".jsonl", "") }
+}
+
+afterEach(() => vi.restoreAllMocks())
+
+describe("where sessions live", () => {
+  it("encodes every character that is not a letter, digit or hyphen", () => {
+    expect(encodeCwd("/home/dev/my_app.v2")).toBe("-home-dev-my-app-v2")
+    expect(encodeCwd("/tmp/ä-b")).toBe("-tmp---b")
+  })
+
+  it("caps a long folder name and adds the CLI's hash of the path", () => {
+    const long = `/home/dev/${"x".repeat(300)}`
+    const encoded = encodeCwd(long)
+    expect(encoded.slice(0, 200)).toBe(long.replace(/[^A-Za-z0-9-]/g, "-").slice(0, 200))
+    expect(encoded).toMatch(/^.{200}-[0-9a-z]+$/)
+  })
+
+  it("resolves the working directory before encoding it", async () => {
+    const broker = makeMemoryBroker({
+      home: HOME,
+      files: { "/real/app/x": "" },
+      links: { [WS]: "/real/app" },
+    })
+    const dir = await Effect.runPromise(
+      Effect.provide(projectDir(CONFIG, WS), Layer.succeed(Fs, broker.api.fs)),
+    )
+    expect(dir).toBe(`${CONFIG}/projects/-real-app`)
+  })
+})
+
+describe("list_sessions", () => {
+  const prompt = (n: number, text: string) => [
+    rec.queue("enqueue"),
+    rec.queue("dequeue"),
+    rec.user(uuid(n * 10 + 1), null, text),
+    rec.assistant(uuid(n * 10 + 2), uuid(n * 10 + 1), "answer"),
+  ]
+  const files = {
+    // custom title wins over the AI title and the prompt
+    [`${PROJECT}/${uuid(1)}.jsonl`]: jsonl([
+      ...prompt(1, "first prompt A"),
+      rec.aiTitle("AI A"),
+      rec.customTitle("Custom A"),
+    ]),
+    // AI title over the prompt
+    [`${PROJECT}/${uuid(2)}.jsonl`]: jsonl([...prompt(2, "first prompt B"), rec.aiTitle("AI B")]),
+    // the prompt's first line (a meta record before it is no prompt)
+    [`${PROJECT}/${uuid(3)}.jsonl`]: jsonl([
+      rec.user(uuid(39), null, "<local-command-caveat>x</local-command-caveat>", { isMeta: true }),
+      ...prompt(3, "\nFix the parser\nand more"),
+    ]),
+    // the rename's sidecar wins over the records
+    [`${PROJECT}/${uuid(4)}.jsonl`]: jsonl([...prompt(4, "first prompt D"), rec.customTitle("Old D")]),
+    [`${PROJECT}/${uuid(4)}/custom-title.json`]: JSON.stringify({ customTitle: "Renamed D" }),
+    // large: the title sits in the tail, megabytes of records in between
+    [`${PROJECT}/${uuid(5)}.jsonl`]: jsonl([
+      ...prompt(5, "big session"),
+      ...Array.from({ length: 40 }, () => rec.blob(50_000)),
+      rec.customTitle("Big title"),
+    ]),
+    // not sessions
+    [`${PROJECT}/agent-a1.jsonl`]: jsonl(prompt(6, "old sidechain file")),
+    [`${PROJECT}/notes.txt`]: "hello",
+    [`${PROJECT}/${uuid(7)}.jsonl`]: jsonl([rec.user(uuid(71), null, "side", { isSidechain: true })]),
+    [`${PROJECT}/${uuid(8)}.jsonl`]: jsonl([rec.queue("enqueue")]),
+    // another project
+    [`${CONFIG}/projects/-other/${uuid(9)}.jsonl`]: jsonl(prompt(9, "elsewhere")),
+  }
+  const mtimes = Object.fromEntries(
+    [1, 2, 3, 4, 5, 7, 8].map((n) => [`${PROJECT}/${uuid(n)}.jsonl`, 1_000_000 + n * 1000]),
+  )
+  mtimes[`${CONFIG}/projects/-other/${uuid(9)}.jsonl`] = 1_000_000 + 3500
+
+  it("titles by priority, newest first, with times, cwd, branch and size", async () => {
+    const { run } = world(files, mtimes)
+    const page = await run(listSessions(CONFIG, { cwd: WS }))
+    expect(page.sessions.map((s) => [s.session_id, s.title])).toEqual([
+      [uuid(5), "Big title"],
+      [uuid(4), "Renamed D"],
+      [uuid(3), "Fix the parser"],
+      [uuid(2), "AI B"],
+      [uuid(1), "Custom A"],
+    ])
+    expect(page.cursor).toBeUndefined()
+    expect(page.sessions[0]).toMatchObject({
+      cwd: WS,
+      branch: "main",
+      created_at: "2026-11-01T10:00:00.000Z",
+      modified_at: new Date(1_005_000).toISOString(),
+    })
+    expect(page.sessions[0]?.size_bytes).toBe(
+      new TextEncoder().encode(files[`${PROJECT}/${uuid(5)}.jsonl`]).length,
+    )
+  })
+
+  it("reads only a head and a tail of each file", async () => {
+    const { run, reads } = world(files, mtimes)
+    await run(listSessions(CONFIG, { cwd: WS }))
+    expect(reads.filter((r) => r.op === "stream")).toEqual([])
+    const big = reads.filter((r) => r.path === `${PROJECT}/${uuid(5)}.jsonl`)
+    expect(big.length).toBe(2)
+    expect(big.reduce((n, r) => n + (r.bytes ?? 0), 0)).toBeLessThan(16 * 1024)
+  })
+
+  it("lists every project without a cwd", async () => {
+    const { run } = world(files, mtimes)
+    const page = await run(listSessions(CONFIG))
+    expect(page.sessions.map((s) => s.title)).toEqual([
+      "Big title",
+      "Renamed D",
+      "elsewhere",
+      "Fix the parser",
+      "AI B",
+      "Custom A",
+    ])
+  })
+
+  it("pages with an opaque cursor, skipping files that are no sessions", async () => {
+    const { run } = world(files, mtimes)
+    const seen: string[] = []
+    let cursor: string | undefined
+    let pages = 0
+    do {
+      const page = await run(listSessions(CONFIG, { cwd: WS, limit: 2, ...(cursor ? { cursor } : {}) }))
+      seen.push(...page.sessions.map((s) => s.title))
+      cursor = page.cursor
+      pages++
+    } while (cursor !== undefined && pages < 10)
+    expect(seen).toEqual(["Big title", "Renamed D", "Fix the parser", "AI B", "Custom A"])
+  })
+
+  it("answers an empty page for a folder that does not exist", async () => {
+    const { run } = world(files, mtimes)
+    expect(await run(listSessions(CONFIG, { cwd: "/nowhere" }))).toEqual({ sessions: [] })
+  })
+
+  it("lists recorded sessions with the first prompt as title", async () => {
+    const page = await onDisk(listSessions("testdata/resume"))
+    expect(page.sessions.length).toBe(2)
+    for (const s of page.sessions) expect(s).toMatchObject({ title: "Question one", cwd: "/home/dev/ws" })
+  })
+})
+
+const texts = (t: SessionTranscript | null) =>
+  (t?.items ?? []).map((i) => (i.type === "user" || i.type === "assistant" ? `${i.type}: ${i.text}` : i.type))
+
+describe("read_session", () => {
+  it("follows the chain of a rewound conversation: two children of one parent, the last branch wins", async () => {
+    const { config, cwd } = recordedSession("resume")
+    const id = "d1e38c0d-bd89-4ab8-8fff-bc8dce6897ee"
+    const raw = readFileSync(`${config}/projects/-home-dev-ws/${id}.jsonl`, "utf8")
+    expect(raw).toContain("Question two")
+    const transcript = await onDisk(readSession(config, cwd, id))
+    expect(texts(transcript)).toEqual([
+      "user: Question one",
+      "assistant: Answer one.",
+      "user: Question four",
+      "assistant: Answer four (resumed at answer one).",
+    ])
+  })
+
+  it("reads a hand-made branch by parentUuid, not by file order", () => {
+    const chain = chainOf([
+      rec.user("a", null, "one"),
+      rec.assistant("b", "a", "two"),
+      rec.user("c", "b", "three (abandoned)"),
+      rec.assistant("d", "c", "four (abandoned)"),
+      rec.user("e", "b", "three again"),
+      rec.assistant("f", "e", "four again"),
+    ])
+    expect(chain.map((r) => r.uuid)).toEqual(["a", "b", "e", "f"])
+  })
+
+  it("tolerates a torn last line (a file still being written)", async () => {
+    const records = [rec.user("a", null, "hello"), rec.assistant("b", "a", "hi")]
+    const torn = `${jsonl(records)}${JSON.stringify(rec.user("c", "b", "next")).slice(0, 40)}`
+    const { run } = world({ [`${PROJECT}/${uuid(1)}.jsonl`]: torn })
+    expect(texts(await run(readSession(CONFIG, WS, uuid(1))))).toEqual(["user: hello", "assistant: hi"])
+  })
+
+  it("keeps the conversation before a compaction and shows its summary", async () => {
+    const { config, cwd, id } = recordedSession("compact")
+    const items = texts(await onDisk(readSession(config, cwd, id)))
+    expect(items).toEqual([
+      "user: Tell me something",
+      "assistant: Here is a long answer about nothing in particular.",
+      "compacted",
+      "user: /compact",
+      "user: Still there?",
+      "assistant: After compaction I still answer.",
+    ])
+  })
+
+  it("shows an interrupted turn as Stopped.", async () => {
+    const { config, cwd, id } = recordedSession("interrupt")
+    const transcript = await onDisk(readSession(config, cwd, id))
+    expect(transcript?.items.find((i) => i.type === "notice")).toMatchObject({ text: "Stopped." })
+  })
+
+  it("takes the title from the custom-title record", async () => {
+    const { run } = world({
+      [`${PROJECT}/${uuid(1)}.jsonl`]: jsonl([
+        rec.user("a", null, "hello"),
+        rec.aiTitle("AI"),
+        rec.customTitle("Mine"),
+      ]),
+    })
+    expect((await run(readSession(CONFIG, WS, uuid(1))))?.title).toBe("Mine")
+  })
+
+  it("answers null for a session that is not stored", async () => {
+    const { run } = world({})
+    expect(await run(readSession(CONFIG, WS, uuid(1)))).toBeNull()
+  })
+
+  it("skips records it does not need without parsing them; attachments only link the chain", async () => {
+    const broken = `{"parentUuid":"a","isSidechain":false,"attachment":{"type":"skill_listing","content":"${"y".repeat(5000)}" BROKEN},"type":"attachment","uuid":"att","timestamp":"t","rendered":[{"content":"z"}]}`
+    const text = [
+      JSON.stringify(rec.queue("enqueue")),
+      JSON.stringify(rec.user("a", null, "hello")),
+      broken,
+      JSON.stringify(rec.blob(100_000)),
+      JSON.stringify(rec.assistant("b", "att", "hi")),
+      "",
+    ].join("\n")
+    const { run } = world({ [`${PROJECT}/${uuid(1)}.jsonl`]: text })
+    const parse = vi.spyOn(JSON, "parse")
+    const transcript = await run(readSession(CONFIG, WS, uuid(1)))
+    const parsedLines = parse.mock.calls.map(([s]) => String(s))
+    expect(parsedLines.some((s) => s.includes("api-request-blob") || s.includes("queue-operation"))).toBe(
+      false,
+    )
+    expect(parsedLines.some((s) => s.includes("skill_listing"))).toBe(false)
+    // The broken attachment still joins the assistant to the prompt.
+    expect(texts(transcript)).toEqual(["user: hello", "assistant: hi"])
+  })
+
+  it("reads a recorded file through the Node-backed Fs", async () => {
+    const chain = await Effect.runPromise(
+      readChain(
+        `testdata/text_thinking/projects/-home-dev-ws/${recordedSession("text_thinking").id}.jsonl`,
+      ).pipe(Effect.provide(Layer.succeed(Fs, nodeFs))),
+    )
+    expect(chain.found).toBe(true)
+    expect(chain.records.length).toBeGreaterThan(0)
+  })
+})
+
+describe("rewind points", () => {
+  const { config, cwd, id } = recordedSession("text_thinking")
+
+  it("resumes at the target prompt's parent", async () => {
+    const second = await onDisk(promptUuidAt(config, cwd, id, 1))
+    expect(second).toBeDefined()
+    const chain = await onDisk(readChain(`${config}/projects/-home-dev-ws/${id}.jsonl`))
+    const record = chain.records.find((r) => r.uuid === second)
+    const target = await onDisk(rewindTarget(config, cwd, id, second ?? ""))
+    expect(target).toEqual({ resumeAt: record?.parentUuid })
+  })
+
+  it("rewinding to the first prompt leaves nothing", async () => {
+    const first = await onDisk(promptUuidAt(config, cwd, id, 0))
+    expect(await onDisk(rewindTarget(config, cwd, id, first ?? ""))).toEqual({ toNothing: true })
+  })
+
+  it("an unknown message or conversation is an error", async () => {
+    expect(await onDisk(rewindTarget(config, cwd, id, "nope"))).toHaveProperty("error")
+    expect(await onDisk(rewindTarget(config, cwd, uuid(404), "nope"))).toHaveProperty("error")
+  })
+
+  it("counts the prompts the conversation holds", async () => {
+    expect(await onDisk(promptCount(config, cwd, id))).toBe(2)
+    expect(await onDisk(promptUuidAt(config, cwd, id, 2))).toBeUndefined()
+  })
+})

@@ -1,0 +1,64 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { brokerContext } from "./sdk/context.ts"
+import type { Broker } from "./sdk/plugin-api.ts"
+import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
+import {
+  cliIdFor,
+  forgetSentFrom,
+  loadSessionState,
+  rememberSent,
+  saveSessionState,
+  sentIndexOf,
+  setCliAlias,
+} from "./state.ts"
+
+const setup = (storage: Record<string, unknown> = {}) => {
+  const broker = makeMemoryBroker({ storage })
+  const run = <A>(effect: Effect.Effect<A, never, Broker>) =>
+    Effect.runPromise(Effect.provideContext(effect, brokerContext(broker.api)))
+  return { broker, run }
+}
+
+describe("session state", () => {
+  it("is fresh when nothing is stored", async () => {
+    const { run } = setup()
+    expect(await run(loadSessionState("h1"))).toEqual({ sent: {} })
+    expect(await run(cliIdFor("h1"))).toBe("h1")
+  })
+
+  it("round-trips under session:<host id>", async () => {
+    const { run, broker } = setup()
+    await run(saveSessionState("h1", { cli: "c1", sent: { item1: 0 } }))
+    expect(broker.storage.get("session:h1")).toEqual({ cli: "c1", sent: { item1: 0 } })
+    expect(await run(loadSessionState("h1"))).toEqual({ cli: "c1", sent: { item1: 0 } })
+    expect(await run(cliIdFor("h1"))).toBe("c1")
+  })
+
+  it("remembers sent prompts and forgets the rewound ones", async () => {
+    const { run } = setup()
+    await run(rememberSent("h1", "a", 0))
+    await run(rememberSent("h1", "b", 1))
+    await run(rememberSent("h1", "c", 2))
+    expect(await run(sentIndexOf("h1", "b"))).toBe(1)
+    await run(forgetSentFrom("h1", 1))
+    expect(await run(loadSessionState("h1"))).toEqual({ sent: { a: 0 } })
+  })
+
+  it("an alias starts a new prompt map", async () => {
+    const { run } = setup({ "session:h1": { sent: { a: 0 } } })
+    await run(setCliAlias("h1", "c2"))
+    expect(await run(loadSessionState("h1"))).toEqual({ cli: "c2", sent: {} })
+  })
+
+  it("reads a corrupt value as fresh state and warns", async () => {
+    const { run, broker } = setup({ "session:h1": { cli: 7, sent: "nope" } })
+    expect(await run(loadSessionState("h1"))).toEqual({ sent: {} })
+    expect(broker.logs.some((l) => l.level === "warn" && l.message.includes("h1"))).toBe(true)
+  })
+
+  it("accepts a legacy value without a sent map", async () => {
+    const { run } = setup({ "session:h1": { cli: "c9" } })
+    expect(await run(loadSessionState("h1"))).toEqual({ cli: "c9", sent: {} })
+  })
+})
