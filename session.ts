@@ -672,6 +672,8 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
         state.pending.clear()
         if (proc !== state) return
         proc = undefined
+        // A new process never reports this one's inputs.
+        sent.clear()
         yield* settleAllRequests("the Claude Code process ended", false)
         if (state.stopping) return
         const current = run
@@ -846,6 +848,7 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
           if (current) yield* endRun(current, "Cancelled")
           yield* settleAllRequests("the conversation was rewound", false)
           if (proc) yield* stopProcess(proc)
+          sent.clear()
           if (next.cliId !== start.cliId) mapper = setup.makeMapper(next.cliId)
           start = next
           yield* launch
