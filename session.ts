@@ -744,8 +744,9 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
       proc && !proc.exited ? Effect.succeed(proc) : launch,
     )
 
+    /** Skills and the ultracode check after a launch: on their own fiber, never delaying a prompt. */
     const afterLaunch = (fresh: boolean) =>
-      fresh && setup.hooks?.launched ? setup.hooks.launched(session) : Effect.void
+      fresh && setup.hooks?.launched ? fork(setup.hooks.launched(session)).pipe(Effect.asVoid) : Effect.void
 
     const ensureProcess: Effect.Effect<void, SessionError, Broker> = admission.withPermits(1)(
       Effect.gen(function* () {
