@@ -47,6 +47,8 @@ import {
   type ContentBlock,
   type Frame,
   isKnownFrame,
+  conforms,
+  ModelUsageEntry,
   type ResultFrame,
   type StreamEvent,
   type TaskNotification,
@@ -148,6 +150,8 @@ const isTaskNotification = (text: string, origin: { kind?: string | null } | nul
   origin?.kind === "task-notification" || text.trimStart().startsWith("<task-notification>")
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+const strings = (values: ReadonlyArray<unknown> | null | undefined): string[] =>
+  values ? values.filter((v): v is string => typeof v === "string") : []
 
 // ---------------------------------------------------------------------------
 
@@ -561,7 +565,7 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
             push(out, runId, taskId, { type: "TextDelta", item_id: key, text: block.text })
           break
         case "thinking":
-          if (!streamed.has(key) && block.thinking)
+          if (!streamed.has(key) && typeof block.thinking === "string" && block.thinking !== "")
             push(out, runId, taskId, { type: "ReasoningDelta", item_id: key, text: block.thinking })
           break
         case "tool_use":
@@ -719,7 +723,10 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
     if (typeof usage?.duration_ms === "number") state.durationMs = usage.duration_ms
     if (state.kind === "workflow") {
       // "<phase>: <label>" of the agent that moved last; `summary` is the script's description.
-      if (frame.description && frame.workflow_progress?.some((e) => e.type === "workflow_agent"))
+      if (
+        frame.description &&
+        frame.workflow_progress?.some((e) => (e as { type?: unknown } | null)?.type === "workflow_agent")
+      )
         state.activity = frame.description
       if (frame.workflow_progress) applySnapshot(out, runId, state, frame.workflow_progress)
       else emitTask(out, runId, state)
@@ -783,8 +790,10 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
         : (keys.find((k) => k === model) ??
           keys.find((k) => k.startsWith(model as string) || (model as string).startsWith(k)) ??
           (keys.length === 1 ? keys[0] : undefined))
-    const window = key === undefined ? undefined : usage[key]?.contextWindow
-    return typeof window === "number" ? window : undefined
+    const entry = key === undefined ? undefined : usage[key]
+    return conforms(ModelUsageEntry, entry) && typeof entry.contextWindow === "number"
+      ? entry.contextWindow
+      : undefined
   }
 
   const runUsage = (frame: ResultFrame): RunUsage => {
@@ -870,7 +879,7 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
               model: frame.model,
               cliSessionId: frame.session_id ?? "",
               ...(frame.permissionMode ? { permissionMode: frame.permissionMode } : {}),
-              tools: frame.tools ?? [],
+              tools: strings(frame.tools),
               skills: (frame.skills ?? []).flatMap((s) =>
                 typeof s === "string"
                   ? [s]
@@ -878,7 +887,7 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
                     ? [(s as { name: string }).name]
                     : [],
               ),
-              slashCommands: frame.slash_commands ?? [],
+              slashCommands: strings(frame.slash_commands),
             })
             break
           case "session_state_changed":

@@ -21,32 +21,29 @@ const optNum = num.nullish()
 const optBool = bool.nullish()
 
 /** Anthropic usage, as the CLI copies it into assistant frames and results. */
-export const Usage = z.object({
+export const Usage = z.looseObject({
   input_tokens: optNum,
   output_tokens: optNum,
   cache_read_input_tokens: optNum,
   cache_creation_input_tokens: optNum,
-  output_tokens_details: z.object({ thinking_tokens: optNum }).nullish(),
+  output_tokens_details: z.looseObject({ thinking_tokens: optNum }).nullish(),
 })
 export type Usage = z.infer<typeof Usage>
 
-/** One content block of a message: text, thinking, tool_use, tool_result, image… */
-export const ContentBlock = z.object({
-  type: str,
-  text: str.optional(),
-  thinking: str.optional(),
-  id: str.optional(),
-  name: str.optional(),
-  input: z.unknown().optional(),
-  tool_use_id: str.optional(),
-  content: z.unknown().optional(),
-  is_error: optBool,
-})
-export type ContentBlock = z.infer<typeof ContentBlock>
+/**
+ * One content block of a message: text, thinking, tool_use, tool_result, image…
+ * Only `type` is checked here (blocks are the bulk of every message); readers
+ * check each field they use, so the type says `unknown` for them.
+ */
+export const ContentBlock = z.looseObject({ type: str })
+export interface ContentBlock {
+  readonly type: string
+  readonly [key: string]: unknown
+}
 
 export const MessageContent = z.union([str, z.array(ContentBlock)])
 
-export const ApiMessage = z.object({
+export const ApiMessage = z.looseObject({
   id: optStr,
   model: optStr,
   role: optStr,
@@ -63,15 +60,16 @@ export type UnknownName = string & { readonly [unknownTag]: true }
 // system/* frames
 
 const system = <S extends string, T extends z.core.$ZodLooseShape>(subtype: S, shape: T) =>
-  z.object({ type: z.literal("system"), subtype: z.literal(subtype), session_id: optStr, ...shape })
+  z.looseObject({ type: z.literal("system"), subtype: z.literal(subtype), session_id: optStr, ...shape })
 
 export const SystemInit = system("init", {
   model: str,
   session_id: str,
   permissionMode: optStr,
-  tools: z.array(str).nullish(),
+  // Long name lists: the arrays are checked here, their entries by the reader.
+  tools: z.array(z.unknown()).nullish(),
   skills: z.array(z.unknown()).nullish(),
-  slash_commands: z.array(str).nullish(),
+  slash_commands: z.array(z.unknown()).nullish(),
   cwd: optStr,
 })
 export const SystemStatus = system("status", {
@@ -82,7 +80,7 @@ export const SystemStatus = system("status", {
 })
 export const SessionStateChanged = system("session_state_changed", { state: str })
 export const CompactBoundary = system("compact_boundary", {
-  compact_metadata: z.object({ trigger: optStr, pre_tokens: optNum, post_tokens: optNum }).nullish(),
+  compact_metadata: z.looseObject({ trigger: optStr, pre_tokens: optNum, post_tokens: optNum }).nullish(),
 })
 export const Informational = system("informational", {
   content: str,
@@ -90,7 +88,7 @@ export const Informational = system("informational", {
   tool_use_id: optStr,
   tag: optStr,
 })
-const TaskUsage = z.object({ total_tokens: optNum, tool_uses: optNum, duration_ms: optNum })
+const TaskUsage = z.looseObject({ total_tokens: optNum, tool_uses: optNum, duration_ms: optNum })
 export const TaskStarted = system("task_started", {
   task_id: str,
   run_id: optStr,
@@ -114,11 +112,12 @@ export const TaskProgress = system("task_progress", {
   usage: TaskUsage.nullish(),
   last_tool_name: optStr,
   summary: optStr,
-  workflow_progress: z.array(z.object({ type: optStr })).nullish(),
+  // A full snapshot on every agent move: its entries are checked where they are read (workflow.ts).
+  workflow_progress: z.array(z.unknown()).nullish(),
 })
 export const TaskUpdated = system("task_updated", {
   task_id: str,
-  patch: z.object({ status: optStr, is_backgrounded: optBool, error: optStr, end_time: optNum }),
+  patch: z.looseObject({ status: optStr, is_backgrounded: optBool, error: optStr, end_time: optNum }),
 })
 export const TaskNotification = system("task_notification", {
   task_id: str,
@@ -150,7 +149,7 @@ export const PermissionDenied = system("permission_denied", {
   message: optStr,
 })
 export const BackgroundTasksChanged = system("background_tasks_changed", {
-  tasks: z.array(z.object({ task_id: optStr, task_type: optStr })).nullish(),
+  tasks: z.array(z.looseObject({ task_id: optStr, task_type: optStr })).nullish(),
 })
 export const SessionTitleChanged = system("session_title_changed", { title: optStr })
 
@@ -179,15 +178,15 @@ export interface SystemOther {
 // Conversation frames
 
 /** One raw Anthropic stream event (message_start, content_block_*, message_delta, message_stop). */
-export const StreamEventBody = z.object({
+export const StreamEventBody = z.looseObject({
   type: str,
   index: optNum,
-  message: z.object({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
-  content_block: z.object({ type: str, id: optStr, name: optStr }).nullish(),
-  delta: z.object({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
+  message: z.looseObject({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
+  content_block: z.looseObject({ type: str, id: optStr, name: optStr }).nullish(),
+  delta: z.looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
   usage: Usage.nullish(),
 })
-export const StreamEvent = z.object({
+export const StreamEvent = z.looseObject({
   type: z.literal("stream_event"),
   event: StreamEventBody,
   parent_tool_use_id: optStr,
@@ -196,7 +195,7 @@ export const StreamEvent = z.object({
 })
 export type StreamEvent = z.infer<typeof StreamEvent>
 
-export const AssistantFrame = z.object({
+export const AssistantFrame = z.looseObject({
   type: z.literal("assistant"),
   message: ApiMessage,
   parent_tool_use_id: optStr,
@@ -207,9 +206,9 @@ export const AssistantFrame = z.object({
 })
 export type AssistantFrame = z.infer<typeof AssistantFrame>
 
-export const UserFrame = z.object({
+export const UserFrame = z.looseObject({
   type: z.literal("user"),
-  message: z.object({ role: optStr, content: MessageContent }),
+  message: z.looseObject({ role: optStr, content: MessageContent }),
   parent_tool_use_id: optStr,
   agent_id: optStr,
   uuid: optStr,
@@ -217,26 +216,28 @@ export const UserFrame = z.object({
   isSynthetic: optBool,
   isCompactSummary: optBool,
   isReplay: optBool,
-  origin: z.object({ kind: optStr }).nullish(),
+  origin: z.looseObject({ kind: optStr }).nullish(),
   session_id: optStr,
 })
 export type UserFrame = z.infer<typeof UserFrame>
 
-const ModelUsageEntry = z.object({
+/** One `modelUsage` entry of a result. */
+export const ModelUsageEntry = z.looseObject({
   inputTokens: optNum,
   outputTokens: optNum,
   contextWindow: optNum,
   maxOutputTokens: optNum,
   thinkingTokens: optNum,
 })
-export const ResultFrame = z.object({
+export const ResultFrame = z.looseObject({
   type: z.literal("result"),
   subtype: str,
   is_error: optBool,
   result: optStr,
   errors: z.array(str).nullish(),
   usage: Usage.nullish(),
-  modelUsage: z.record(str, ModelUsageEntry).nullish(),
+  // Per model, read for one entry only (the session's model): see `ModelUsageEntry`.
+  modelUsage: z.record(str, z.unknown()).nullish(),
   total_cost_usd: optNum,
   duration_ms: optNum,
   num_turns: optNum,
@@ -247,13 +248,13 @@ export const ResultFrame = z.object({
 })
 export type ResultFrame = z.infer<typeof ResultFrame>
 
-const RateLimitWindow = z.object({
+const RateLimitWindow = z.looseObject({
   status: optStr,
   utilization: optNum,
   resetsAt: optNum,
 })
 /** `rate_limit_event.rate_limit_info`: utilization a 0-1 fraction, resets in unix seconds. */
-export const RateLimitInfo = z.object({
+export const RateLimitInfo = z.looseObject({
   status: str,
   resetsAt: optNum,
   rateLimitType: optStr,
@@ -271,14 +272,14 @@ export const RateLimitInfo = z.object({
 })
 export type RateLimitInfo = z.infer<typeof RateLimitInfo>
 
-export const RateLimitEvent = z.object({
+export const RateLimitEvent = z.looseObject({
   type: z.literal("rate_limit_event"),
   rate_limit_info: RateLimitInfo,
   session_id: optStr,
 })
 export type RateLimitEvent = z.infer<typeof RateLimitEvent>
 
-export const ToolProgress = z.object({
+export const ToolProgress = z.looseObject({
   type: z.literal("tool_progress"),
   tool_use_id: str,
   tool_name: optStr,
@@ -290,7 +291,7 @@ export type ToolProgress = z.infer<typeof ToolProgress>
 // ---------------------------------------------------------------------------
 // Control protocol
 
-export const CanUseToolRequest = z.object({
+export const CanUseToolRequest = z.looseObject({
   subtype: z.literal("can_use_tool"),
   tool_name: str,
   input: z.unknown(),
@@ -302,15 +303,15 @@ export const CanUseToolRequest = z.object({
   blocked_path: optStr,
   decision_reason: optStr,
   permission_suggestions: z.array(z.unknown()).nullish(),
-  mcp_server: z.object({ name: optStr, source: optStr }).nullish(),
+  mcp_server: z.looseObject({ name: optStr, source: optStr }).nullish(),
   requires_user_interaction: optBool,
 })
 export type CanUseToolRequest = z.infer<typeof CanUseToolRequest>
 
-export const McpMessageRequest = z.object({
+export const McpMessageRequest = z.looseObject({
   subtype: z.literal("mcp_message"),
   server_name: str,
-  message: z.object({
+  message: z.looseObject({
     jsonrpc: optStr,
     id: z.union([str, num]).nullish(),
     method: optStr,
@@ -319,7 +320,7 @@ export const McpMessageRequest = z.object({
 })
 export type McpMessageRequest = z.infer<typeof McpMessageRequest>
 
-export const HookCallbackRequest = z.object({
+export const HookCallbackRequest = z.looseObject({
   subtype: z.literal("hook_callback"),
   callback_id: str,
   input: z.unknown(),
@@ -327,7 +328,7 @@ export const HookCallbackRequest = z.object({
 })
 export type HookCallbackRequest = z.infer<typeof HookCallbackRequest>
 
-export const ElicitationRequest = z.object({
+export const ElicitationRequest = z.looseObject({
   subtype: z.literal("elicitation"),
   mcp_server_name: optStr,
   message: optStr,
@@ -338,7 +339,7 @@ export const ElicitationRequest = z.object({
 })
 export type ElicitationRequest = z.infer<typeof ElicitationRequest>
 
-export const RequestUserDialogRequest = z.object({
+export const RequestUserDialogRequest = z.looseObject({
   subtype: z.literal("request_user_dialog"),
   dialog_kind: str,
   payload: z.unknown().optional(),
@@ -372,7 +373,7 @@ export const isKnownControlRequest = (request: ControlRequestBody): request is K
   knownControlSubtypes.has(request.subtype)
 
 const controlRequestFrame = <T extends z.ZodType>(request: T) =>
-  z.object({ type: z.literal("control_request"), request_id: str, request })
+  z.looseObject({ type: z.literal("control_request"), request_id: str, request })
 
 export interface ControlRequestFrame {
   readonly type: "control_request"
@@ -381,16 +382,16 @@ export interface ControlRequestFrame {
   readonly [key: string]: unknown
 }
 
-export const ControlResponseFrame = z.object({
+export const ControlResponseFrame = z.looseObject({
   type: z.literal("control_response"),
   response: z.union([
-    z.object({ subtype: z.literal("success"), request_id: str, response: z.unknown().optional() }),
-    z.object({ subtype: z.literal("error"), request_id: str, error: str, error_code: optStr }),
+    z.looseObject({ subtype: z.literal("success"), request_id: str, response: z.unknown().optional() }),
+    z.looseObject({ subtype: z.literal("error"), request_id: str, error: str, error_code: optStr }),
   ]),
 })
 export type ControlResponseFrame = z.infer<typeof ControlResponseFrame>
 
-export const ControlCancelRequest = z.object({
+export const ControlCancelRequest = z.looseObject({
   type: z.literal("control_cancel_request"),
   request_id: str,
 })
@@ -399,7 +400,7 @@ export type ControlCancelRequest = z.infer<typeof ControlCancelRequest>
 // ---------------------------------------------------------------------------
 // Control responses the plugin reads
 
-const InitializeModel = z.object({
+const InitializeModel = z.looseObject({
   value: str,
   displayName: optStr,
   description: optStr,
@@ -409,11 +410,11 @@ const InitializeModel = z.object({
   supportsFastMode: optBool,
   supportsEffort: optBool,
 })
-export const InitializeResponse = z.object({
+export const InitializeResponse = z.looseObject({
   commands: z
-    .array(z.object({ name: str, description: optStr, argumentHint: optStr, builtin: optBool }))
+    .array(z.looseObject({ name: str, description: optStr, argumentHint: optStr, builtin: optBool }))
     .nullish(),
-  agents: z.array(z.object({ name: str, description: optStr, model: optStr })).nullish(),
+  agents: z.array(z.looseObject({ name: str, description: optStr, model: optStr })).nullish(),
   models: z.array(InitializeModel).nullish(),
   account: z
     .looseObject({
@@ -433,16 +434,16 @@ export const InitializeResponse = z.object({
 })
 export type InitializeResponse = z.infer<typeof InitializeResponse>
 
-export const GetSettingsResponse = z.object({
+export const GetSettingsResponse = z.looseObject({
   effective: z.record(str, z.unknown()).nullish(),
-  sources: z.array(z.object({ source: str, settings: z.unknown().optional() })).nullish(),
-  applied: z.object({ effort: optStr, ultracode: optBool, model: optStr }).nullish(),
+  sources: z.array(z.looseObject({ source: str, settings: z.unknown().optional() })).nullish(),
+  applied: z.looseObject({ effort: optStr, ultracode: optBool, model: optStr }).nullish(),
 })
 export type GetSettingsResponse = z.infer<typeof GetSettingsResponse>
 
-const UsageMeter = z.object({ utilization: optNum, resets_at: optStr }).nullish()
+const UsageMeter = z.looseObject({ utilization: optNum, resets_at: optStr }).nullish()
 /** `get_usage`: utilization a 0-100 percentage, resets_at ISO 8601. */
-export const GetUsageResponse = z.object({
+export const GetUsageResponse = z.looseObject({
   session: z.unknown().optional(),
   subscription_type: optStr,
   rate_limits_available: optBool,
@@ -454,7 +455,7 @@ export const GetUsageResponse = z.object({
       seven_day_opus: UsageMeter,
       seven_day_sonnet: UsageMeter,
       model_scoped: z
-        .array(z.object({ display_name: str, utilization: optNum, resets_at: optStr }))
+        .array(z.looseObject({ display_name: str, utilization: optNum, resets_at: optStr }))
         .nullish(),
       extra_usage: z.unknown().optional(),
     })
@@ -462,13 +463,13 @@ export const GetUsageResponse = z.object({
 })
 export type GetUsageResponse = z.infer<typeof GetUsageResponse>
 
-export const AskUserQuestionInput = z.object({
+export const AskUserQuestionInput = z.looseObject({
   questions: z.array(
-    z.object({
+    z.looseObject({
       question: str,
       header: optStr,
       multiSelect: optBool,
-      options: z.array(z.object({ label: str, description: optStr })).nullish(),
+      options: z.array(z.looseObject({ label: str, description: optStr })).nullish(),
     }),
   ),
 })
@@ -548,7 +549,7 @@ const controlRequestSchemas: Record<string, z.ZodType> = {
   elicitation: controlRequestFrame(ElicitationRequest),
   request_user_dialog: controlRequestFrame(RequestUserDialogRequest),
 }
-const OtherControlRequestFrame = controlRequestFrame(z.object({ subtype: str }))
+const OtherControlRequestFrame = controlRequestFrame(z.looseObject({ subtype: str }))
 const frameSchemas: Record<string, z.ZodType> = {
   assistant: AssistantFrame,
   user: UserFrame,
@@ -561,22 +562,82 @@ const frameSchemas: Record<string, z.ZodType> = {
 
 const hasOwn = Object.prototype.hasOwnProperty
 
-/** The schema for a parsed object, or undefined when its type is not read. */
-const schemaOf = (value: Record<string, unknown>, type: string): z.ZodType | undefined => {
+interface SchemaDef {
+  readonly type: string
+  readonly shape?: Record<string, z.ZodType>
+  readonly innerType?: z.ZodType
+  readonly element?: z.ZodType
+  readonly options?: ReadonlyArray<z.ZodType>
+  readonly keyType?: z.ZodType
+  readonly valueType?: z.ZodType
+}
+const defOf = (schema: z.ZodType): SchemaDef => (schema as unknown as { _zod: { def: SchemaDef } })._zod.def
+
+/**
+ * A validator twin of a loose schema whose objects strip unknown keys instead
+ * of copying them. The decoders only ask it yes or no and keep the parsed JSON
+ * itself, so every unknown field still reaches the reader; it just skips Zod's
+ * copy of the many fields nobody reads (the hot path).
+ */
+const stripped = (schema: z.ZodType): z.ZodType => {
+  const def = defOf(schema)
+  switch (def.type) {
+    case "object":
+      return z.object(
+        Object.fromEntries(Object.entries(def.shape ?? {}).map(([key, value]) => [key, stripped(value)])),
+      )
+    case "optional":
+      return stripped(def.innerType as z.ZodType).optional()
+    case "nullable":
+      return stripped(def.innerType as z.ZodType).nullable()
+    case "array":
+      return z.array(stripped(def.element as z.ZodType))
+    case "union":
+      return z.union((def.options ?? []).map(stripped) as [z.ZodType, z.ZodType, ...z.ZodType[]])
+    case "record":
+      return z.record(def.keyType as z.core.$ZodRecordKey, stripped(def.valueType as z.ZodType))
+    default:
+      return schema
+  }
+}
+const twins = new WeakMap<z.ZodType, z.ZodType>()
+/**
+ * true when `value` fits `schema` (checked by its stripping twin, no copy made):
+ * the caller keeps its own value, with every unknown field, typed by the schema.
+ */
+export const conforms = <T extends z.ZodType>(schema: T, value: unknown): value is z.infer<T> => {
+  let twin = twins.get(schema)
+  if (twin === undefined) {
+    twin = stripped(schema)
+    twins.set(schema, twin)
+  }
+  return twin.safeParse(value).success
+}
+
+const strippedAll = (table: Record<string, z.ZodType>): Record<string, z.ZodType> =>
+  Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, stripped(schema)]))
+
+const systemValidators = strippedAll(systemSchemas)
+const controlRequestValidators = strippedAll(controlRequestSchemas)
+const frameValidators = strippedAll(frameSchemas)
+const otherControlRequestValidator = stripped(OtherControlRequestFrame)
+
+/** The validator for a parsed object, or undefined when its type is not read. */
+const validatorOf = (value: Record<string, unknown>, type: string): z.ZodType | undefined => {
   if (type === "system") {
     const subtype = value.subtype
-    return typeof subtype === "string" && hasOwn.call(systemSchemas, subtype)
-      ? systemSchemas[subtype]
+    return typeof subtype === "string" && hasOwn.call(systemValidators, subtype)
+      ? systemValidators[subtype]
       : undefined
   }
   if (type === "control_request") {
     const request = value.request as { subtype?: unknown } | null | undefined
     const subtype = typeof request === "object" && request !== null ? request.subtype : undefined
-    return typeof subtype === "string" && hasOwn.call(controlRequestSchemas, subtype)
-      ? controlRequestSchemas[subtype]
-      : OtherControlRequestFrame
+    return typeof subtype === "string" && hasOwn.call(controlRequestValidators, subtype)
+      ? controlRequestValidators[subtype]
+      : otherControlRequestValidator
   }
-  return hasOwn.call(frameSchemas, type) ? frameSchemas[type] : undefined
+  return hasOwn.call(frameValidators, type) ? frameValidators[type] : undefined
 }
 
 /** Shallow checks for stream_event, the most frequent frame: Zod would cost more than it guards. */
@@ -616,9 +677,9 @@ export const decodeValue = (value: unknown): Decoded => {
       ? { kind: "frame", frame: record }
       : { kind: "error", message: "stream_event: event.type missing" }
   }
-  const schema = schemaOf(record, type)
-  if (schema === undefined) return { kind: "frame", frame: record as unknown as UnknownFrame }
-  const parsed = schema.safeParse(record)
+  const validator = validatorOf(record, type)
+  if (validator === undefined) return { kind: "frame", frame: record as unknown as UnknownFrame }
+  const parsed = validator.safeParse(record)
   if (!parsed.success) {
     const sub = typeof record.subtype === "string" ? `/${record.subtype}` : ""
     return { kind: "error", message: `${type}${sub}: ${issueText(parsed.error)}` }
@@ -653,24 +714,24 @@ const recordBase = {
   agentId: optStr,
   timestamp: optStr,
 }
-export const UserRecord = z.object({
+export const UserRecord = z.looseObject({
   type: z.literal("user"),
   ...recordBase,
-  message: z.object({ role: optStr, content: MessageContent }),
+  message: z.looseObject({ role: optStr, content: MessageContent }),
   toolUseResult: z.unknown().optional(),
   isCompactSummary: optBool,
   isMeta: optBool,
   isSynthetic: optBool,
-  origin: z.object({ kind: optStr }).nullish(),
+  origin: z.looseObject({ kind: optStr }).nullish(),
   promptId: optStr,
 })
-export const AssistantRecord = z.object({
+export const AssistantRecord = z.looseObject({
   type: z.literal("assistant"),
   ...recordBase,
   message: ApiMessage,
   requestId: optStr,
 })
-export const SystemRecord = z.object({
+export const SystemRecord = z.looseObject({
   type: z.literal("system"),
   ...recordBase,
   subtype: optStr,
@@ -678,23 +739,23 @@ export const SystemRecord = z.object({
   level: optStr,
   compactMetadata: z.unknown().optional(),
 })
-export const SummaryRecord = z.object({ type: z.literal("summary"), summary: str, leafUuid: optStr })
-export const AiTitleRecord = z.object({
+export const SummaryRecord = z.looseObject({ type: z.literal("summary"), summary: str, leafUuid: optStr })
+export const AiTitleRecord = z.looseObject({
   type: z.literal("ai-title"),
   aiTitle: optStr,
   title: optStr,
   sessionId: optStr,
 })
-export const CustomTitleRecord = z.object({
+export const CustomTitleRecord = z.looseObject({
   type: z.literal("custom-title"),
   customTitle: optStr,
   title: optStr,
   sessionId: optStr,
 })
-export const AttachmentRecord = z.object({
+export const AttachmentRecord = z.looseObject({
   type: z.literal("attachment"),
   ...recordBase,
-  attachment: z.object({ type: optStr }).nullish(),
+  attachment: z.looseObject({ type: optStr }).nullish(),
 })
 export type UserRecord = z.infer<typeof UserRecord>
 export type AssistantRecord = z.infer<typeof AssistantRecord>
@@ -728,6 +789,8 @@ const recordSchemas: Record<string, z.ZodType> = {
   attachment: AttachmentRecord,
 }
 
+const recordValidators = strippedAll(recordSchemas)
+
 export type DecodedRecord =
   | { readonly kind: "record"; readonly record: TranscriptRecord }
   | { readonly kind: "blank" }
@@ -739,11 +802,11 @@ export const decodeRecordValue = (value: unknown): DecodedRecord => {
     return { kind: "error", message: "record is not a JSON object" }
   const type = (value as { type?: unknown }).type
   if (typeof type !== "string") return { kind: "error", message: "record has no type" }
-  const schema = hasOwn.call(recordSchemas, type) ? recordSchemas[type] : undefined
-  if (schema === undefined) return { kind: "record", record: value as OtherRecord }
-  const parsed = schema.safeParse(value)
+  const validator = hasOwn.call(recordValidators, type) ? recordValidators[type] : undefined
+  if (validator === undefined) return { kind: "record", record: value as OtherRecord }
+  const parsed = validator.safeParse(value)
   return parsed.success
-    ? { kind: "record", record: parsed.data as TranscriptRecord }
+    ? { kind: "record", record: value as TranscriptRecord }
     : { kind: "error", message: `${type}: ${issueText(parsed.error)}` }
 }
 
@@ -763,7 +826,7 @@ export const decodeRecord = (line: string): DecodedRecord => {
 // Subagent and workflow files
 
 /** `agent-<agentId>.meta.json` beside a subagent or workflow agent transcript. */
-export const AgentMeta = z.object({
+export const AgentMeta = z.looseObject({
   agentType: optStr,
   description: optStr,
   toolUseId: optStr,
@@ -775,12 +838,12 @@ export const AgentMeta = z.object({
 })
 export type AgentMeta = z.infer<typeof AgentMeta>
 
-export const WorkflowPhaseEntry = z.object({
+export const WorkflowPhaseEntry = z.looseObject({
   type: z.literal("workflow_phase"),
   index: num,
   title: str,
 })
-export const WorkflowAgentEntry = z.object({
+export const WorkflowAgentEntry = z.looseObject({
   type: z.literal("workflow_agent"),
   index: num,
   label: optStr,
@@ -808,7 +871,7 @@ export type WorkflowPhaseEntry = z.infer<typeof WorkflowPhaseEntry>
 export type WorkflowAgentEntry = z.infer<typeof WorkflowAgentEntry>
 
 /** The Workflow tool's `tool_use_result` (`async_launched`). */
-export const WorkflowLaunch = z.object({
+export const WorkflowLaunch = z.looseObject({
   status: optStr,
   taskId: optStr,
   taskType: optStr,
@@ -821,20 +884,20 @@ export const WorkflowLaunch = z.object({
 export type WorkflowLaunch = z.infer<typeof WorkflowLaunch>
 
 /** The `output_file` record, and the run record `<session dir>/workflows/<runId>.json` (a superset). */
-export const WorkflowRecord = z.object({
+export const WorkflowRecord = z.looseObject({
   runId: optStr,
   taskId: optStr,
   summary: optStr,
   agentCount: optNum,
   logs: z.array(z.unknown()).nullish(),
   result: z.unknown().optional(),
-  workflowProgress: z.array(z.object({ type: optStr })).nullish(),
+  workflowProgress: z.array(z.looseObject({ type: optStr })).nullish(),
   totalTokens: optNum,
   totalToolCalls: optNum,
   status: optStr,
   startTime: optNum,
   durationMs: optNum,
-  phases: z.array(z.object({ title: str })).nullish(),
+  phases: z.array(z.looseObject({ title: str })).nullish(),
   workflowName: optStr,
   script: optStr,
   error: optStr,
@@ -842,7 +905,7 @@ export const WorkflowRecord = z.object({
 export type WorkflowRecord = z.infer<typeof WorkflowRecord>
 
 /** One line of a workflow run's `journal.jsonl`. */
-export const JournalEntry = z.object({
+export const JournalEntry = z.looseObject({
   type: str,
   key: optStr,
   agentId: optStr,

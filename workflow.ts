@@ -17,6 +17,7 @@ import type { TaskInfo, TaskStatus, WorkflowInfo, WorkflowPhase } from "./sdk/pr
 import { newTaskState, snapshot, type TaskState } from "./task.ts"
 import {
   AgentMeta,
+  conforms,
   JournalEntry,
   WorkflowAgentEntry,
   WorkflowLaunch,
@@ -42,11 +43,9 @@ export const parseWorkflowProgress = (progress: ReadonlyArray<unknown>): Workflo
   for (const entry of progress) {
     const type = (entry as { type?: unknown } | null)?.type
     if (type === "workflow_phase") {
-      const p = WorkflowPhaseEntry.safeParse(entry)
-      if (p.success) phases.push({ index: p.data.index, title: p.data.title })
+      if (conforms(WorkflowPhaseEntry, entry)) phases.push({ index: entry.index, title: entry.title })
     } else if (type === "workflow_agent") {
-      const a = WorkflowAgentEntry.safeParse(entry)
-      if (a.success) agents.push(a.data)
+      if (conforms(WorkflowAgentEntry, entry)) agents.push(entry)
     }
   }
   return { phases, agents }
