@@ -47,8 +47,6 @@ import {
   type ContentBlock,
   type Frame,
   isKnownFrame,
-  conforms,
-  ModelUsageEntry,
   type ResultFrame,
   type StreamEvent,
   type TaskNotification,
@@ -791,9 +789,11 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
           keys.find((k) => k.startsWith(model as string) || (model as string).startsWith(k)) ??
           (keys.length === 1 ? keys[0] : undefined))
     const entry = key === undefined ? undefined : usage[key]
-    return conforms(ModelUsageEntry, entry) && typeof entry.contextWindow === "number"
-      ? entry.contextWindow
-      : undefined
+    const window =
+      typeof entry === "object" && entry !== null
+        ? (entry as { contextWindow?: unknown }).contextWindow
+        : undefined
+    return typeof window === "number" ? window : undefined
   }
 
   const runUsage = (frame: ResultFrame): RunUsage => {
