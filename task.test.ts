@@ -56,7 +56,7 @@ describe("task rules", () => {
     expect(changedSnapshot(s)).toEqual({ id: "t", title: "T", status: "Running", usage: { used_tokens: 10 } })
     s.workflow = { phases: [{ index: 1, title: "A" }] }
     const withWorkflow = changedSnapshot(s)
-    s.workflow = { phases: [] } // the snapshot is a copy
+    ;(s.workflow.phases as unknown[]).length = 0 // the snapshot holds a copy
     expect(withWorkflow?.workflow?.phases).toEqual([{ index: 1, title: "A" }])
     const hidden = newTaskState("h", "agent")
     hidden.hidden = true
