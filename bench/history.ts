@@ -43,25 +43,20 @@ const status = (key: string): number => {
   return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
 }
 
-/** In the child: load both readers, then measure one call. */
+/** In the child (ours): load the plugin's modules, then measure one call. */
 const worker = async (mode: Mode, corpus: Corpus): Promise<Sample> => {
-  const ours = mode.startsWith("ours")
-  const sdk = ours ? undefined : await import("@anthropic-ai/claude-agent-sdk")
-  const { Effect } = ours ? await import("effect") : { Effect: undefined }
-  const history = ours ? await import("../history.ts") : undefined
-  const { NodeFsLayer } = ours ? await import("./node-fs.ts") : { NodeFsLayer: undefined }
+  const { Effect } = await import("effect")
+  const history = await import("../history.ts")
+  const { NodeFsLayer } = await import("./node-fs.ts")
 
-  const calls: Record<Mode, () => Promise<number>> = {
+  const calls: Record<string, () => Promise<number>> = {
     "ours-list": async () => {
-      if (!history || !Effect || !NodeFsLayer) throw new Error("not loaded")
       const page = await Effect.runPromise(
         history.listSessions(corpus.listConfigDir, { limit: 1_000_000 }).pipe(Effect.provide(NodeFsLayer)),
       )
       return page.sessions.length
     },
-    "sdk-list": async () => (await sdk!.listSessions()).length,
     "ours-read": async () => {
-      if (!history || !Effect || !NodeFsLayer) throw new Error("not loaded")
       const transcript = await Effect.runPromise(
         history
           .readSession(corpus.readConfigDir, corpus.readCwd, corpus.readSessionId)
@@ -69,23 +64,51 @@ const worker = async (mode: Mode, corpus: Corpus): Promise<Sample> => {
       )
       return transcript?.items.length ?? -1
     },
-    "sdk-read": async () =>
-      (await sdk!.getSessionMessages(corpus.readSessionId, { dir: corpus.readCwd })).length,
   }
   // Reset the kernel's peak-RSS mark so VmHWM covers the call only.
   writeFileSync("/proc/self/clear_refs", "5")
   const base = status("VmRSS")
   const cpu = process.cpuUsage()
   const started = performance.now()
-  const count = await calls[mode]()
+  const call = calls[mode]
+  if (call === undefined) throw new Error(`no worker for ${mode}`)
+  const count = await call()
   const ms = performance.now() - started
   const used = process.cpuUsage(cpu)
   return { ms, cpuMs: (used.user + used.system) / 1000, peak: status("VmHWM"), base, count }
 }
 
+/**
+ * The SDK's side needs no TypeScript loader, so it runs as plain JavaScript
+ * (the same measuring code, inlined); ours runs this file under tsx. Either
+ * way the loader and modules are loaded before the measured call.
+ */
+const sdkWorkerScript = (mode: Mode): string => `
+import { readFileSync, writeFileSync } from "node:fs"
+const status = (key) => Number(/(\\d+)/.exec(readFileSync("/proc/self/status", "utf8").split("\\n").find((l) => l.startsWith(key + ":")) ?? "")?.[1] ?? 0) * 1024
+const corpus = JSON.parse(process.env.BENCH_CORPUS)
+const sdk = await import("@anthropic-ai/claude-agent-sdk")
+const call = ${JSON.stringify(mode)} === "sdk-list"
+  ? async () => (await sdk.listSessions()).length
+  : async () => (await sdk.getSessionMessages(corpus.readSessionId, { dir: corpus.readCwd })).length
+writeFileSync("/proc/self/clear_refs", "5")
+const base = status("VmRSS")
+const cpu = process.cpuUsage()
+const started = performance.now()
+const count = await call()
+const ms = performance.now() - started
+const used = process.cpuUsage(cpu)
+process.stdout.write(JSON.stringify({ ms, cpuMs: (used.user + used.system) / 1000, peak: status("VmHWM"), base, count }) + "\\n")
+process.exit(0)
+`
+
 const measure = (mode: Mode, corpus: Corpus): Sample => {
   const configDir = mode.endsWith("list") ? corpus.listConfigDir : corpus.readConfigDir
-  const child = spawnSync(process.execPath, ["--import", "tsx", self, "--worker", mode], {
+  const args = mode.startsWith("sdk")
+    ? ["--input-type=module", "-e", sdkWorkerScript(mode)]
+    : ["--import", "tsx", self, "--worker", mode]
+  const child = spawnSync(process.execPath, args, {
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
     env: { ...process.env, CLAUDE_CONFIG_DIR: configDir, BENCH_CORPUS: JSON.stringify(corpus) },
     encoding: "utf8",
     maxBuffer: 16 * 1024 * 1024,
