@@ -793,3 +793,94 @@ describe("every recorded stream in testdata/", () => {
     expect(resultSignals).toBe(results)
   })
 })
+
+describe("the testkit recordings (CLI 2.1.332), frame by frame", () => {
+  const mapRecording = (scenario: string) => {
+    const mapper = makeMapper({ sessionId: "s" })
+    const events: AgentEvent[] = []
+    const signals: Signal[] = []
+    let results = 0
+    for (const line of readFileSync(`testdata/${scenario}/stdout.jsonl`, "utf8").split("\n")) {
+      const d = decodeLine(line)
+      if (d.kind !== "frame") continue
+      const out = mapper.map(d.frame, `run-${results}`)
+      events.push(...out.events)
+      signals.push(...out.signals)
+      results += out.signals.filter((s) => s.type === "result").length
+    }
+    return { mapper, events, signals }
+  }
+  const has = (scenario: string) => existsSync(`testdata/${scenario}/stdout.jsonl`)
+
+  it.runIf(has("subagent_background"))(
+    "subagent_background: frames after the parent's result land in the task",
+    () => {
+      const { events } = mapRecording("subagent_background")
+      const task = ofType(events, "Task")[0]?.task
+      expect(task).toMatchObject({ background: true, status: "Running" })
+      const inTask = events.filter(
+        (e) => e.task_id === task?.id && (e.type === "TextDelta" || e.type === "ReasoningDelta"),
+      )
+      expect(inTask.length).toBeGreaterThan(0)
+      // the child's frames came in the turn after the first result (run-1), not the first one
+      expect(inTask.every((e) => e.run_id === "run-1")).toBe(true)
+      const last = lastTask(events, task?.id as string)
+      expect(last?.status).toBe("Completed")
+      expect(last?.summary).toBe(
+        (inTask.filter((e) => e.type === "TextDelta").at(-1) as { text: string }).text,
+      )
+    },
+  )
+
+  it.runIf(has("interrupt"))(
+    "interrupt: the running command ends Cancelled and the turn's result is an error",
+    () => {
+      const { events, signals } = mapRecording("interrupt")
+      expect(ofType(events, "ToolCallFinished")[0]?.call.status).toBe("Cancelled")
+      expect(signals.find((s) => s.type === "result")).toMatchObject({
+        subtype: "error_during_execution",
+        isError: true,
+      })
+    },
+  )
+
+  it.runIf(has("compact"))("compact: one Compacted with the CLI's summary", () => {
+    const { events } = mapRecording("compact")
+    const compacted = ofType(events, "Compacted")
+    expect(compacted).toHaveLength(1)
+    expect(compacted[0]?.summary).toMatch(/continued from a previous conversation/)
+  })
+
+  it.runIf(has("rate_limit"))("rate_limit: a rejection with its window, then the recovery", () => {
+    const { signals } = mapRecording("rate_limit")
+    const limits = signals.filter((s) => s.type === "usage_limits")
+    expect(limits[0]).toMatchObject({
+      rejected: { window: "five_hour" },
+      limits: { blocking_window: "five_hour" },
+    })
+    expect(limits.at(-1)).not.toHaveProperty("rejected")
+  })
+
+  it.runIf(has("todo") && has("tasks"))("todo and tasks: both todo tools make a Plan", () => {
+    expect(ofType(mapRecording("todo").events, "Plan").length).toBeGreaterThan(0)
+    const plans = ofType(mapRecording("tasks").events, "Plan")
+    expect(plans.at(-1)?.entries[0]?.status).toBe("in_progress")
+  })
+
+  it.runIf(has("dynamic_workflow"))(
+    "dynamic_workflow: the run and its agents as tasks, followed to the end",
+    () => {
+      const { events, signals } = mapRecording("dynamic_workflow")
+      const call = ofType(events, "ToolCallStarted").find((e) => e.call.name === "Workflow")?.call
+      const wf = lastTask(events, call?.id as string)
+      expect(wf?.workflow?.phases.length).toBeGreaterThan(0)
+      expect(wf?.status).toBe("Completed")
+      const children = ofType(events, "Task").filter((e) => e.task.parent_task_id === call?.id)
+      expect(children.length).toBeGreaterThan(0)
+      expect(children.every((e) => e.task_id === call?.id && e.task.id.startsWith(`${call?.id}/`))).toBe(true)
+      expect(
+        signals.filter((s) => s.type === "workflow").map((s) => (s as { finished: boolean }).finished),
+      ).toEqual([false, true])
+    },
+  )
+})
