@@ -383,4 +383,13 @@ describe("rewind points", () => {
     expect(await onDisk(promptCount(config, cwd, id))).toBe(2)
     expect(await onDisk(promptUuidAt(config, cwd, id, 2))).toBeUndefined()
   })
+
+  it("an interrupt marker is no prompt: the prompt after it keeps its index", async () => {
+    const rec = recordedSession("interrupt")
+    expect(await onDisk(promptCount(rec.config, rec.cwd, rec.id))).toBe(2)
+    const second = await onDisk(promptUuidAt(rec.config, rec.cwd, rec.id, 1))
+    const chain = await onDisk(readChain(`${rec.config}/projects/-home-dev-ws/${rec.id}.jsonl`))
+    const record = chain.records.find((r) => r.uuid === second)
+    expect(JSON.stringify(record?.message)).toContain("Are you still there?")
+  })
 })

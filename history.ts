@@ -12,7 +12,14 @@
  */
 import { Effect } from "effect"
 import { decodeText, forEachLineBytes } from "./files.ts"
-import { firstLine, promptOf, recordsToItems, type StoredRecord } from "./records.ts"
+import {
+  firstLine,
+  isInterruptText,
+  promptOf,
+  recordsToItems,
+  recordText,
+  type StoredRecord,
+} from "./records.ts"
 import { Fs, type FsShape } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary, SessionTranscript } from "./sdk/protocol.ts"
@@ -617,7 +624,9 @@ export const readSession = (
 
 /** The user records that are prompts, in conversation order (what `sent` indexes count). */
 export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecord[] =>
-  records.filter((r) => r.type === "user" && promptOf(r) !== null && !isToolResult(r))
+  records.filter(
+    (r) => r.type === "user" && !isToolResult(r) && !isInterruptText(recordText(r)) && promptOf(r) !== null,
+  )
 
 const isToolResult = (record: StoredRecord): boolean => {
   const message = record.message
