@@ -41,7 +41,8 @@ export interface ContentBlock {
   readonly [key: string]: unknown
 }
 
-export const MessageContent = z.union([str, z.array(ContentBlock)])
+// Arrays first: a union tries its options in order, and a failed option costs an issue object.
+export const MessageContent = z.union([z.array(ContentBlock), str])
 
 export const ApiMessage = z.looseObject({
   id: optStr,
