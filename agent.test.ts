@@ -372,7 +372,8 @@ describe("rollback and fork", () => {
         yield* agent.prompt({ sessionId: "s1", text: "two", itemId: "item-2" })
         const u2 = yield* proc.expect((f) => f.type === "user")
         yield* finishTurn(proc, u2.uuid)
-        expect(broker.storage.get("session:s1")).toEqual({ sent: { "item-1": 0, "item-2": 1 } })
+        // Each prompt is remembered by the UUID it was sent with (the record's uuid).
+        expect(broker.storage.get("session:s1")).toEqual({ sent: { "item-1": u1.uuid, "item-2": u2.uuid } })
         // The CLI's transcript: our UUIDs became the user records' uuids.
         broker.files.set(
           `${PROJECT}/s1.jsonl`,
@@ -410,7 +411,7 @@ describe("rollback and fork", () => {
         expect(rewound.flag("--resume")).toBe("s1")
         expect(rewound.flag("--resume-session-at")).toBe("a1")
         expect(yield* proc.exited).toBe(true)
-        expect(broker.storage.get("session:s1")).toEqual({ sent: { "item-1": 0 } })
+        expect(broker.storage.get("session:s1")).toEqual({ sent: { "item-1": u1.uuid } })
 
         const { proc: fresh } = yield* withLaunch(peer, agent.rollback({ sessionId: "s1", itemId: "item-1" }))
         const alias = fresh.flag("--session-id")
@@ -422,6 +423,69 @@ describe("rollback and fork", () => {
         expect(unknown._tag).toBe("RewindImpossible")
       }),
     ))
+
+  it("rewinds by a stored user item's id (readSession), after a resume, and by an older index value", () => {
+    const records = [
+      transcriptLine({
+        type: "user",
+        uuid: "u1",
+        parentUuid: null,
+        message: { role: "user", content: "one" },
+      }),
+      transcriptLine({
+        type: "assistant",
+        uuid: "a1",
+        parentUuid: "u1",
+        message: { id: "m1", role: "assistant", content: [{ type: "text", text: "1" }] },
+      }),
+      transcriptLine({
+        type: "user",
+        uuid: "u2",
+        parentUuid: "a1",
+        message: { role: "user", content: "two" },
+      }),
+      transcriptLine({
+        type: "assistant",
+        uuid: "a2",
+        parentUuid: "u2",
+        message: { id: "m2", role: "assistant", content: [{ type: "text", text: "2" }] },
+      }),
+      transcriptLine({
+        type: "user",
+        uuid: "u3",
+        parentUuid: "a2",
+        message: { role: "user", content: "three" },
+      }),
+    ]
+    return test(
+      ({ agent, peer, broker }) =>
+        Effect.gen(function* () {
+          yield* withLaunch(peer, agent.resumeSession({ sessionId: "s1", cwd: WS }))
+          const read = yield* agent.readSession({ sessionId: "s1", cwd: WS })
+          const users = read.items.filter((i) => i.type === "user")
+          expect(users.map((u) => u.id)).toEqual(["u1", "u2", "u3"])
+          // The stored item id, never sent by this process, names its record.
+          const { proc: rewound } = yield* withLaunch(peer, agent.rollback({ sessionId: "s1", itemId: "u3" }))
+          expect(rewound.flag("--resume-session-at")).toBe("a2")
+          // What the old state kept by index: prompt 1 ("two"); "old-late" pointed past the kept ones.
+          expect(broker.storage.get("session:s1")).toEqual({ sent: { "old-0": 0, "old-1": 1 } })
+          const { proc: again } = yield* withLaunch(
+            peer,
+            agent.rollback({ sessionId: "s1", itemId: "old-1" }),
+          )
+          expect(again.flag("--resume-session-at")).toBe("a1")
+          expect(broker.storage.get("session:s1")).toEqual({ sent: { "old-0": 0 } })
+          // An assistant item is not a prompt: nothing restarts.
+          const notPrompt = yield* Effect.flip(agent.rollback({ sessionId: "s1", itemId: "a1" }))
+          expect(notPrompt._tag).toBe("RewindImpossible")
+          expect(notPrompt.message).toContain("a1")
+        }),
+      {
+        storage: { "session:s1": { sent: { "old-0": 0, "old-1": 1, "old-late": 2 } } },
+        files: { [`${PROJECT}/s1.jsonl`]: `${records.join("\n")}\n` },
+      },
+    )
+  })
 
   it("resumes under the stored alias, and forks keeping the origin's options", () =>
     test(

@@ -76,6 +76,11 @@ interface Catalog {
   readonly usage?: UsageLimits
 }
 
+/** Where a rollback resumes (`resumeAt` absent: nothing is left) and the prompts it keeps. */
+type RewindPoint =
+  | { readonly resumeAt?: string; readonly kept: ReadonlySet<string> }
+  | { readonly error: string }
+
 interface OpenSession {
   readonly live: LiveSession
   readonly scope: Scope.Closeable
@@ -83,8 +88,6 @@ interface OpenSession {
   readonly tools: ReadonlyArray<PluginTool>
   readonly instructions: string | undefined
   options: SessionOptions
-  /** Index the next prompt gets among the conversation's prompts (what state.sent stores). */
-  nextPromptIndex: number
   /** Host item id → the native UUID it was sent with (this process's lifetime). */
   readonly sentUuids: Map<string, string>
   skills: ReadonlyArray<SkillInfo> | undefined
@@ -264,7 +267,6 @@ export const makeClaudeAgent = (
     readonly instructions?: string | undefined
     readonly options: SessionOptions
     readonly start: StartMode
-    readonly nextPromptIndex: number
   }
 
   const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
@@ -316,11 +318,9 @@ export const makeClaudeAgent = (
             }),
           sent: ({ itemId, uuid }) =>
             Effect.gen(function* () {
-              if (!open) return
-              const index = open.nextPromptIndex++
-              if (!itemId) return
+              if (!open || !itemId) return
               open.sentUuids.set(itemId, uuid)
-              yield* state.rememberSent(hostId, itemId, index)
+              yield* state.rememberSent(hostId, itemId, uuid)
             }),
           runEnded: () => (open ? refreshSkills(open, hostId) : Effect.void),
           usageLimits: (limits) => rememberLimits(limits),
@@ -334,7 +334,6 @@ export const makeClaudeAgent = (
         tools: params.tools ?? [],
         instructions: params.instructions,
         options: params.options,
-        nextPromptIndex: params.nextPromptIndex,
         sentUuids: new Map(),
         skills: undefined,
       }
@@ -414,7 +413,6 @@ export const makeClaudeAgent = (
             instructions: params.instructions,
             options: parseOptions(params.options),
             start: { kind: "new", cliId },
-            nextPromptIndex: 0,
           })
           return opened(hostId, open)
         }),
@@ -435,7 +433,6 @@ export const makeClaudeAgent = (
             tools: params.tools,
             instructions: params.instructions,
             options: parseOptions(params.options),
-            nextPromptIndex: count,
           }
           // A chat that never got a prompt has no file to resume: start it anew under its id.
           const open = yield* openSession({
@@ -458,7 +455,6 @@ export const makeClaudeAgent = (
           const originOpen = sessions.get(params.sessionId)
           // A fork is the same conversation taken elsewhere: it keeps the origin's options.
           const options = { ...(originOpen?.options ?? {}), ...parseOptions(params.options) }
-          const count = yield* promptCountOf(origin, params.cwd)
           const open = yield* openSession({
             hostId,
             cwd: params.cwd,
@@ -466,7 +462,6 @@ export const makeClaudeAgent = (
             instructions: params.instructions,
             options,
             start: { kind: "fork", origin, cliId: hostId },
-            nextPromptIndex: count,
           })
           return opened(hostId, open)
         }),
@@ -524,29 +519,19 @@ export const makeClaudeAgent = (
           const open = yield* lookup(sessionId)
           const configDir = yield* configDirFor(acct)
           const cliId = open.live.cliId()
-          const index = yield* state.sentIndexOf(sessionId, itemId)
-          const uuid =
-            open.sentUuids.get(itemId) ??
-            (index === undefined ? undefined : yield* history.promptUuidAt(configDir, open.cwd, cliId, index))
-          if (!uuid)
-            return yield* Effect.fail(
-              new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
-            )
-          const target = yield* history.rewindTarget(configDir, open.cwd, cliId, uuid)
-          if ("error" in target) return yield* Effect.fail(new RewindImpossible({ reason: target.error }))
-          const keptPrompts = index ?? (yield* promptIndexOf(configDir, open.cwd, cliId, uuid))
-          if ("resumeAt" in target) {
-            yield* open.live.restart({ kind: "resumeAt", cliId, at: target.resumeAt })
-            yield* state.forgetSentFrom(sessionId, keptPrompts)
+          const point = yield* rewindPoint(configDir, open.cwd, cliId, sessionId, open, itemId)
+          if ("error" in point) return yield* Effect.fail(new RewindImpossible({ reason: point.error }))
+          if (point.resumeAt !== undefined) {
+            yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
+            yield* state.keepSent(sessionId, point.kept, point.kept.size)
           } else {
             // Nothing left: a new conversation, under an alias (the CLI refuses an id it has a file for).
             const fresh = crypto.randomUUID()
             yield* open.live.restart({ kind: "new", cliId: fresh })
             yield* state.setCliAlias(sessionId, fresh)
           }
-          open.nextPromptIndex = "resumeAt" in target ? keptPrompts : 0
           for (const [item, sentUuid] of [...open.sentUuids])
-            if (sentUuid === uuid || !("resumeAt" in target)) open.sentUuids.delete(item)
+            if (!point.kept.has(sentUuid)) open.sentUuids.delete(item)
         }),
       ),
 
@@ -595,13 +580,38 @@ export const makeClaudeAgent = (
       }),
   }
 
-  /** The prompt index of the record `uuid` (rewinding to a prompt this process did not send). */
-  const promptIndexOf = (configDir: string, cwd: string, cliId: string, uuid: string) =>
+  /**
+   * Where rolling back to just before `itemId` resumes. The item is a prompt
+   * this process sent (its native UUID), one stored in the session state (its
+   * record uuid, or the prompt index older versions kept), or a user item of
+   * `readSession` (its id is the record's uuid). It must be a prompt of the
+   * conversation as it stands; the kept prompts are those before it.
+   */
+  const rewindPoint = (
+    configDir: string,
+    cwd: string,
+    cliId: string,
+    sessionId: string,
+    open: OpenSession,
+    itemId: string,
+  ): Effect.Effect<RewindPoint, never, Broker> =>
     Effect.gen(function* () {
       const dir = yield* history.projectDir(configDir, cwd)
       const chain = yield* history.readChain(history.sessionFile(dir, cliId))
-      const at = history.promptRecords(chain.records).findIndex((record) => record.uuid === uuid)
-      return Math.max(at, 0)
+      const prompts = history.promptRecords(chain.records)
+      const stored = yield* state.sentRecordOf(sessionId, itemId)
+      const at =
+        typeof stored === "number"
+          ? stored < prompts.length
+            ? stored
+            : -1
+          : prompts.findIndex((r) => r.uuid === (open.sentUuids.get(itemId) ?? stored ?? itemId))
+      const target = prompts[at]
+      if (target === undefined) return { error: `the message ${itemId} is not known to this chat` }
+      const kept = new Set(prompts.slice(0, at).map((r) => r.uuid as string))
+      // No parent: the first record of the conversation, so nothing is left.
+      const resumeAt = typeof target.parentUuid === "string" ? target.parentUuid : undefined
+      return resumeAt === undefined ? { kept } : { resumeAt, kept }
     })
 
   return provider

@@ -5,11 +5,11 @@ import type { Broker } from "./sdk/plugin-api.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
 import {
   cliIdFor,
-  forgetSentFrom,
+  keepSent,
   loadSessionState,
   rememberSent,
   saveSessionState,
-  sentIndexOf,
+  sentRecordOf,
   setCliAlias,
 } from "./state.ts"
 
@@ -35,14 +35,29 @@ describe("session state", () => {
     expect(await run(cliIdFor("h1"))).toBe("c1")
   })
 
-  it("remembers sent prompts and forgets the rewound ones", async () => {
-    const { run } = setup()
-    await run(rememberSent("h1", "a", 0))
-    await run(rememberSent("h1", "b", 1))
-    await run(rememberSent("h1", "c", 2))
-    expect(await run(sentIndexOf("h1", "b"))).toBe(1)
-    await run(forgetSentFrom("h1", 1))
-    expect(await run(loadSessionState("h1"))).toEqual({ sent: { a: 0 } })
+  it("remembers each sent prompt's record uuid and keeps only what a rewind kept", async () => {
+    const { run, broker } = setup()
+    await run(rememberSent("h1", "a", "uuid-a"))
+    await run(rememberSent("h1", "b", "uuid-b"))
+    await run(rememberSent("h1", "c", "uuid-c"))
+    expect(broker.storage.get("session:h1")).toEqual({ sent: { a: "uuid-a", b: "uuid-b", c: "uuid-c" } })
+    expect(await run(sentRecordOf("h1", "b"))).toBe("uuid-b")
+    expect(await run(sentRecordOf("h1", "z"))).toBeUndefined()
+    await run(keepSent("h1", new Set(["uuid-a"]), 1))
+    expect(await run(loadSessionState("h1"))).toEqual({ sent: { a: "uuid-a" } })
+  })
+
+  it("still reads the prompt indexes older versions stored, and keeps those before the rewind", async () => {
+    const { run } = setup({ "session:h1": { sent: { old0: 0, old1: 1, old2: 2 } } })
+    expect(await run(sentRecordOf("h1", "old1"))).toBe(1)
+    await run(rememberSent("h1", "new", "uuid-n"))
+    await run(keepSent("h1", new Set(["uuid-n"]), 2))
+    expect(await run(loadSessionState("h1"))).toEqual({ sent: { old0: 0, old1: 1, new: "uuid-n" } })
+  })
+
+  it("a negative index or an empty uuid is unreadable state", async () => {
+    const { run } = setup({ "session:h1": { sent: { a: -1, b: "" } } })
+    expect(await run(loadSessionState("h1"))).toEqual({ sent: {} })
   })
 
   it("an alias starts a new prompt map", async () => {

@@ -70,6 +70,38 @@ describe("rollback and fork against the real CLI", () => {
     expect(ofType(w.events(session_id), "RunEnded").every((e) => e.outcome === "Completed")).toBe(true)
   })
 
+  it("rewinds by a stored user item's id (from readSession) after the chat was resumed", async () => {
+    const seen: string[][] = []
+    const answer = (reply: string) => (req: RequestView) => {
+      seen.push(userTexts(req))
+      return [text(reply)]
+    }
+    world = await startWorld({ main: [answer("A1"), answer("A2"), answer("A3")] })
+    const w = world
+    const { session_id } = await createSession(w)
+    await prompt(w, session_id, "first question", "i1")
+    await prompt(w, session_id, "second question", "i2")
+    // A new process on the stored conversation: the live prompt ids are gone with the old one.
+    await w.host.call(w.agentId, "closeSession", { sessionId: session_id })
+    await w.host.call(w.agentId, "resumeSession", { sessionId: session_id, cwd: w.sandbox.ws })
+    const stored = await w.host.call(w.agentId, "readSession", { sessionId: session_id, cwd: w.sandbox.ws })
+    const users = stored.items.filter((i) => i.type === "user")
+    expect(users.map((u) => (u.type === "user" ? u.text : ""))).toEqual(["first question", "second question"])
+    // The id is the record's uuid, which is the UUID the prompt went out with.
+    expect(users[1]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/)
+    await w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: users[1]!.id })
+    await prompt(w, session_id, "replacement question", "i3")
+    expect(seen[2]).toEqual(["first question", "replacement question"])
+    const after = await w.host.call(w.agentId, "readSession", { sessionId: session_id, cwd: w.sandbox.ws })
+    expect(
+      after.items.filter((i) => i.type === "user").map((i) => (i.type === "user" ? i.text : "")),
+    ).toEqual(["first question", "replacement question"])
+    // The rewound prompt's id is gone with its branch.
+    await expect(
+      w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: users[1]!.id }),
+    ).rejects.toThrow(/not known/)
+  })
+
   it("forks a conversation into a new chat that keeps its history and options", async () => {
     const seen: Array<{ texts: string[]; model: string }> = []
     const answer = (reply: string) => (req: RequestView) => {
