@@ -42,6 +42,45 @@ describe("scrub", () => {
     )
   })
 
+  it("leaves a content-free stub of a dropped chain link, so the chain has no hole", () => {
+    const lines = [
+      {
+        parentUuid: null,
+        isSidechain: false,
+        type: "user",
+        uuid: "u1",
+        message: { role: "user", content: "hi" },
+      },
+      {
+        parentUuid: "u1",
+        isSidechain: false,
+        attachment: { type: "prompt_snapshot", text: "You are Claude Code", tools: ["x"] },
+        type: "attachment",
+        uuid: "p1",
+        timestamp: "2026-01-01T00:00:00.000Z",
+        rendered: "system text",
+        cwd: sb.ws,
+        sessionId: "s1",
+      },
+      { type: "api-request", sessionId: "s1", id: "r1" },
+      { parentUuid: "p1", isSidechain: false, type: "assistant", uuid: "a1", message: { content: [] } },
+    ]
+    const text = scrubJsonl(lines.map((l) => JSON.stringify(l)).join("\n"), map)
+    const out = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+    expect(out.map((r) => r.uuid)).toEqual(["u1", "p1", "a1"])
+    // Only the links and stamps, in the CLI's key order; the api-request (no uuid) is gone.
+    expect(text.split("\n")[1]).toBe(
+      '{"parentUuid":"u1","isSidechain":false,"attachment":{"type":"scrubbed"},"type":"attachment","uuid":"p1","timestamp":"2026-01-01T00:00:00.000Z","sessionId":"s1"}',
+    )
+    expect(findLeaks(text)).toEqual([])
+    // Every parent named is in the file.
+    const uuids = new Set(out.map((r) => r.uuid))
+    for (const r of out) if (r.parentUuid !== null) expect(uuids.has(r.parentUuid)).toBe(true)
+  })
+
   it("drops system-prompt records and blanks rendered text", () => {
     const lines = [
       { type: "user", cwd: sb.ws, message: { role: "user", content: "hi" } },

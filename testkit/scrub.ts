@@ -1,5 +1,8 @@
 // Scrubbing of recordings before they are committed to testdata/:
-// - transcript records that hold the CLI's system prompt are dropped,
+// - transcript records that hold the CLI's system prompt are dropped; one that
+//   is a link of the conversation chain (a `prompt_snapshot` attachment has a
+//   uuid, and the next message names it as its parent) leaves a content-free
+//   stub, so the recorded chain has no holes,
 // - `rendered` system text and any string that looks like the system prompt is blanked,
 // - the sandbox's absolute temp paths become stable placeholders (also in the
 //   encoded project folder names).
@@ -108,6 +111,31 @@ export function isDroppedRecord(rec: unknown): boolean {
   return false
 }
 
+/** The attachment type a dropped chain record's stub carries (neutral, no content). */
+export const SCRUBBED_ATTACHMENT_TYPE = "scrubbed"
+
+/**
+ * What stays of a dropped record that is a chain link: its links and stamps
+ * only, as an attachment of a neutral type (keys in the CLI's order, so readers
+ * that pick links out of an attachment's bytes read it too). Undefined for a
+ * record that is no link (no uuid).
+ */
+export function chainStub(rec: unknown): Record<string, unknown> | undefined {
+  if (!rec || typeof rec !== "object") return undefined
+  const r = rec as Record<string, unknown>
+  if (typeof r.uuid !== "string") return undefined
+  const stub: Record<string, unknown> = {
+    parentUuid: typeof r.parentUuid === "string" ? r.parentUuid : null,
+    isSidechain: r.isSidechain === true,
+    attachment: { type: SCRUBBED_ATTACHMENT_TYPE },
+    type: "attachment",
+    uuid: r.uuid,
+  }
+  if (typeof r.timestamp === "string") stub.timestamp = r.timestamp
+  if (typeof r.sessionId === "string") stub.sessionId = r.sessionId
+  return stub
+}
+
 /** Scrub one JSONL transcript; unparsable lines are kept with paths replaced. */
 export function scrubJsonl(text: string, map: PathMap): string {
   const out: string[] = []
@@ -120,7 +148,11 @@ export function scrubJsonl(text: string, map: PathMap): string {
       out.push(looksLikeSystemPrompt(line) ? JSON.stringify(redacted(line)) : replacePaths(line, map))
       continue
     }
-    if (isDroppedRecord(rec)) continue
+    if (isDroppedRecord(rec)) {
+      const stub = chainStub(rec)
+      if (stub) out.push(JSON.stringify(stub))
+      continue
+    }
     out.push(JSON.stringify(scrubValue(rec, map)))
   }
   return out.length ? `${out.join("\n")}\n` : ""
