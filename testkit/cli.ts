@@ -8,6 +8,7 @@ import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { PROTOCOL_ARGS } from "../launch.ts"
 
 export type Frame = Record<string, unknown> & { type?: string; subtype?: string }
 
@@ -113,17 +114,8 @@ export interface StandardArgsOptions {
 
 /** The stream-json flags every headless session uses, plus session selection. */
 export function standardArgs(o: StandardArgsOptions = {}): string[] {
-  const a = [
-    "--output-format",
-    "stream-json",
-    "--input-format",
-    "stream-json",
-    "--verbose",
-    "--include-partial-messages",
-    "--permission-prompt-tool",
-    "stdio",
-    "--forward-subagent-text",
-  ]
+  // The same protocol head the plugin launches with (launch.ts).
+  const a = [...PROTOCOL_ARGS, "--forward-subagent-text"]
   if (o.resume) a.push("--resume", o.resume)
   if (o.resumeSessionAt) a.push("--resume-session-at", o.resumeSessionAt)
   if (o.forkSession) a.push("--fork-session")
