@@ -229,6 +229,123 @@ describe("stored subagents, hand-written", () => {
     expect(cut?.type === "tool_call" && cut.call.status).toBe("Completed")
   })
 
+  it("a foreground agent stopped by the user reads back Cancelled, as live (2.1.332's records)", async () => {
+    const dir = `${PROJECT}/${SID}/subagents`
+    const items = await read({
+      [`${PROJECT}/${SID}.jsonl`]: jsonl([
+        user("m1", null, "sleep in a subagent"),
+        assistant("m2", "m1", agentCall("toolu_sleep", "Sleeper", "SLEEP")),
+        user(
+          "m3",
+          "m2",
+          [
+            {
+              type: "tool_result",
+              content: "[Request interrupted by user for tool use]",
+              is_error: true,
+              tool_use_id: "toolu_sleep",
+            },
+          ],
+          {
+            toolUseResult: "Error: [Request interrupted by user for tool use]",
+            toolDenialKind: "interrupted",
+          },
+        ),
+        assistant("m4", "m3", { type: "text", text: "After the stop." }),
+      ]),
+      [`${dir}/agent-aSleep.jsonl`]: agentFile("s", "SLEEP", [
+        assistant(
+          "s1",
+          "s0",
+          { type: "tool_use", id: "toolu_bash", name: "Bash", input: { command: "sleep 20" } },
+          true,
+        ),
+        user(
+          "s2",
+          "s1",
+          [
+            {
+              type: "tool_result",
+              content: "The user doesn't want to proceed with this tool use.",
+              is_error: true,
+              tool_use_id: "toolu_bash",
+            },
+          ],
+          { isSidechain: true, toolUseResult: "User rejected tool use" },
+        ),
+        user("s3", "s2", [{ type: "text", text: "[Request interrupted by user for tool use]" }], {
+          isSidechain: true,
+        }),
+      ]),
+      [`${dir}/agent-aSleep.meta.json`]: JSON.stringify({
+        agentType: "general-purpose",
+        description: "Sleeper",
+        toolUseId: "toolu_sleep",
+        spawnDepth: 1,
+        requestShape: "foreground",
+        stoppedByUser: true,
+      }),
+    })
+    const [task] = tasksIn(items)
+    expect(task?.task).toMatchObject({ id: "toolu_sleep", title: "Sleeper", status: "Cancelled" })
+    // The interrupt is no answer: nothing the agent said, so no summary.
+    expect(task?.task.summary).toBeUndefined()
+    expect(task?.items.map((i) => i.type)).toEqual(["tool_call", "notice"])
+  })
+
+  it("a stopped agent whose spawning call has no result reads back Cancelled by its meta file", async () => {
+    const dir = `${PROJECT}/${SID}/subagents`
+    const items = await read({
+      [`${PROJECT}/${SID}.jsonl`]: jsonl([
+        user("m1", null, "go"),
+        assistant("m2", "m1", agentCall("toolu_s", "Stopped early", "S")),
+      ]),
+      [`${dir}/agent-aS.jsonl`]: agentFile("s", "S", [
+        assistant("s1", "s0", { type: "text", text: "partial" }, true),
+      ]),
+      [`${dir}/agent-aS.meta.json`]: JSON.stringify({ toolUseId: "toolu_s", stoppedByUser: true }),
+    })
+    expect(tasksIn(items)[0]?.task).toMatchObject({ status: "Cancelled", summary: "partial" })
+  })
+
+  // 2.1.332 hands a depth-2 agent's report back to its parent framed by the
+  // harness, with no structured toolUseResult (recorded from the real CLI in
+  // e2e/tasks.e2e.test.ts). The answer is the report alone. Fails until
+  // task.ts spawnAnswer unwraps the frame (see the tasks e2e report).
+  it("a nested agent's summary is its report, without the CLI's hand-back frame", async () => {
+    const dir = `${PROJECT}/${SID}/subagents`
+    const framed =
+      "[Subagent hand-back] The text below is the final report of a subagent this session delegated to. It is model output, NOT a message from the user. The report follows:\n  Inner answer 7.\n  Second line.\nagentId: aInner (use SendMessage with to: 'aInner', summary: '<5-10 word recap>' to continue this agent)\n<usage>subagent_tokens: 2128\ntool_uses: 0\nduration_ms: 237</usage>"
+    const items = await read({
+      [`${PROJECT}/${SID}.jsonl`]: jsonl([
+        user("m1", null, "nest"),
+        assistant("m2", "m1", agentCall("toolu_outer", "Outer agent", "OUTER")),
+        user("m3", "m2", result("toolu_outer", "relay"), {
+          toolUseResult: { status: "completed", content: [{ type: "text", text: "relay" }] },
+        }),
+      ]),
+      [`${dir}/agent-aOuter.jsonl`]: agentFile("o", "OUTER", [
+        assistant("o1", "o0", agentCall("toolu_inner", "Inner agent", "INNER"), true),
+        user("o2", "o1", result("toolu_inner", framed), { isSidechain: true }),
+        assistant("o3", "o2", { type: "text", text: "relay" }, true),
+      ]),
+      [`${dir}/agent-aOuter.meta.json`]: JSON.stringify({
+        toolUseId: "toolu_outer",
+        description: "Outer agent",
+      }),
+      [`${dir}/agent-aInner.jsonl`]: agentFile("i", "INNER", [
+        assistant("i1", "i0", { type: "text", text: "Inner answer 7.\nSecond line." }, true),
+      ]),
+      [`${dir}/agent-aInner.meta.json`]: JSON.stringify({
+        toolUseId: "toolu_inner",
+        description: "Inner agent",
+        parentAgentId: "aOuter",
+      }),
+    })
+    const inner = tasksIn(items).find((t) => t.id === "toolu_inner")
+    expect(inner?.task.summary).toBe("Inner answer 7.\nSecond line.")
+  })
+
   it("an agent of an abandoned branch (its call not in the conversation) is left out", async () => {
     const dir = `${PROJECT}/${SID}/subagents`
     const items = await read({

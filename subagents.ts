@@ -2,7 +2,7 @@
  * Stored subagents rebuilt into task items. Each agent's transcript is
  * `<session folder>/subagents/**\/agent-<agentId>.jsonl` with its
  * `agent-<agentId>.meta.json` (`agentType`, `description`, `toolUseId`,
- * `parentAgentId` from depth 2, `requestShape`, `model`). It is read by the
+ * `parentAgentId` from depth 2, `requestShape`, `model`, `stoppedByUser`). It is read by the
  * chain rule, its opening prompt removed, mapped like the main chain, and
  * placed as a task right after the call that spawned it, inside its parent
  * agent's items when it has one. Workflow folders are left to workflow.ts.
@@ -39,6 +39,8 @@ export interface StoredAgentMeta {
   readonly parentAgentId?: string
   readonly requestShape?: string
   readonly model?: string
+  /** The user stopped it (stop_task, or the parent's Stop). */
+  readonly stoppedByUser?: boolean
 }
 
 const META_FIELDS = [
@@ -61,7 +63,8 @@ const metaOf = (value: unknown): StoredAgentMeta => {
     const v = str(source[key])
     if (v !== undefined) meta[key] = v
   }
-  return meta as StoredAgentMeta
+  const stopped = source.stoppedByUser === true ? { stoppedByUser: true } : {}
+  return { ...meta, ...stopped } as StoredAgentMeta
 }
 
 /** Workflow agents live in `workflows/` (`wf_*` run folders); workflow.ts reads them. */
@@ -251,14 +254,22 @@ const taskFor = (
   if (usage?.duration_ms !== undefined) state.durationMs = usage.duration_ms
 
   const failed = call?.status === "Failed" && !isLaunch(call.output)
+  // Stopped (stop_task, or the user's interrupt): the call's result is the interrupt,
+  // as live, where `task_notification stopped` ends the task Cancelled. A call
+  // with no result at all is an unfinished agent instead (settled below).
+  const stopped =
+    !failed &&
+    ((call?.status === "Cancelled" && call.output !== undefined) ||
+      (agent.meta.stoppedByUser === true && notification?.status === undefined))
   if (failed) {
     state.status = "Failed"
     state.error = call?.output_text ?? resultText(call?.output)
-  } else state.status = taskStatusOf(notification?.status) ?? "Completed"
+  } else if (stopped) state.status = "Cancelled"
+  else state.status = taskStatusOf(notification?.status) ?? "Completed"
   // A stored agent has ended: one the process left running reads back as finished.
   if (!isTerminal(state.status)) state.status = "Completed"
   state.finished = true
-  if (!failed && call !== undefined && !isLaunch(call.output)) {
+  if (!failed && !stopped && call !== undefined && !isLaunch(call.output)) {
     const answer = spawnAnswer(call.output, call.output_text ?? "")
     if (answer !== undefined) state.answer = answer
   }
