@@ -631,7 +631,13 @@ describe("usage limits and skills", () => {
         const blocked = ofType(events, "usage_blocked")
         expect(blocked).toHaveLength(1)
         expect(blocked[0]).toMatchObject({ run_id: first.run_id, window: "five_hour" })
-        expect(blocked[0]!.resets_at).toBe(new Date(1795987403 * 1000).toISOString())
+        // The responsible window's reset, as the recording's rejection reports it (unix seconds).
+        const rejection = frames.find(
+          (f) => f.type === "rate_limit_event" && f.rate_limit_info?.status === "rejected",
+        )
+        const resetsAt = rejection?.rate_limit_info?.resetsAt as number
+        expect(resetsAt).toBeGreaterThan(1_700_000_000)
+        expect(blocked[0]!.resets_at).toBe(new Date(resetsAt * 1000).toISOString())
         expect(ofType(events, "UsageLimits").length).toBeGreaterThan(0)
         expect(ofType(events, "RunEnded")[0]).toMatchObject({ run_id: first.run_id, outcome: "Failed" })
         const info = yield* agent.initialize()

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
 import { describe, expect, it } from "vitest"
+import { SCENARIOS } from "./scenarios.ts"
 import {
   DROP_ATTACHMENT_TYPES,
   DROP_RECORD_TYPES,
@@ -118,5 +119,26 @@ describe("testdata/ holds no system prompt", () => {
       expect(DROP_RECORD_TYPES).not.toContain(rec.type)
       if (rec.type === "attachment") expect(DROP_ATTACHMENT_TYPES).not.toContain(rec.attachment?.type)
     }
+  })
+})
+
+describe("testdata/ transcripts recorded by the recorder keep whole chains", () => {
+  // Scrubbed records leave stubs: every parentUuid names a record of the same file.
+  const transcripts = SCENARIOS.flatMap((def) =>
+    files(join(TESTDATA, def.name, "projects")).filter(
+      (f) => f.endsWith(".jsonl") && !f.endsWith("journal.jsonl"),
+    ),
+  )
+  it("has recorded transcripts", () => {
+    expect(transcripts.length).toBeGreaterThan(SCENARIOS.length)
+  })
+  it.each(transcripts.map((f) => relative(TESTDATA, f)))("%s", (rel) => {
+    const records = readFileSync(join(TESTDATA, rel), "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as { uuid?: string; parentUuid?: string | null })
+    const uuids = new Set(records.map((r) => r.uuid))
+    const missing = records.filter((r) => typeof r.parentUuid === "string" && !uuids.has(r.parentUuid))
+    expect(missing.map((r) => r.parentUuid)).toEqual([])
   })
 })
