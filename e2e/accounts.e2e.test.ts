@@ -161,8 +161,10 @@ describe("accounts side by side against the real CLI", () => {
     expect(w.servers.work.requests.filter((r) => r.conversation === "main")).toEqual([])
 
     // One chat each. The work chat picks a model by the CLI's alias and an effort.
-    const mineId = await chat(w, "claude", "hello from the default account")
-    const workId = await chat(w, "claude:work", "hello from work", { model: "sonnet", effort: "high" })
+    const [mineId, workId] = await Promise.all([
+      chat(w, "claude", "hello from the default account"),
+      chat(w, "claude:work", "hello from work", { model: "sonnet", effort: "high" }),
+    ])
     const workProc = w.host.processes().find((p) => p.args.includes(workId))
     // The alias was resolved through the work account's catalog.
     expect(workProc?.args[workProc.args.indexOf("--model") + 1]).toBe("claude-sonnet-5-5")
