@@ -415,9 +415,13 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
     indexAgent(state, str(r.agentId))
     if (r.status === "async_launched" || r.isAsync === true) state.background = true
     else if (isError) {
-      state.status = "Failed"
+      // A stopped agent's call also ends in an error result ("[Request
+      // interrupted…]"): the stop already made the task Cancelled, keep it.
+      if (state.status !== "Cancelled") {
+        state.status = "Failed"
+        state.error = text
+      }
       state.finished = true
-      state.error = text
     } else {
       const answer = spawnAnswer(toolUseResult, text)
       if (answer !== undefined) state.answer = answer
@@ -625,6 +629,11 @@ export const makeMapper = (options: { sessionId: string; model?: string }): Mapp
         return
     }
     if (text.trim() === "") return
+    // A stop inside the task reads as the same notice history shows for it.
+    if (text.trimStart().startsWith("[Request interrupted by user")) {
+      push(out, runId, taskId, { type: "Notice", level: "info", text: "Stopped." })
+      return
+    }
     push(out, runId, taskId, {
       type: "UserMessage",
       item_id: frame.uuid ?? `${taskId}:user:${promptSeen.size}`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import {
   changedSnapshot,
+  handBackReport,
   newTaskState,
   sameTask,
   snapshot,
@@ -82,5 +83,21 @@ describe("task rules", () => {
     expect(spawnAnswer(result, "  [Subagent hand-back] …")).toBe("There are 3 files.")
     expect(spawnAnswer({ status: "async_launched", agentId: "a1" }, "Async agent launched")).toBeUndefined()
     expect(spawnAnswer("Error", " plain text ")).toBe("plain text")
+  })
+})
+
+describe("handBackReport", () => {
+  it("takes the agent's report out of the CLI's hand-back framing", () => {
+    const framed =
+      "  <tools-used-before-summary>Bash</tools-used-before-summary>\n  \n[Subagent hand-back] The text below is the final report. The report follows:\n  There are 1 files.\n  Second line.\nagentId: a816 (use SendMessage…)\n<usage>subagent_tokens: 2671</usage>"
+    expect(handBackReport(framed)).toBe("There are 1 files.\nSecond line.")
+    expect(handBackReport("<tools-used-before-summary>Read</tools-used-before-summary>\nPlain answer.")).toBe(
+      "Plain answer.",
+    )
+  })
+  it("reads a nested agent's result given as a bare content list", () => {
+    const framed = "[Subagent hand-back] preface. The report follows:\n  Depth two done.\nagentId: x\n"
+    expect(spawnAnswer([{ type: "text", text: framed }], framed)).toBe("Depth two done.")
+    expect(spawnAnswer({ status: "async_launched" }, "launched")).toBeUndefined()
   })
 })

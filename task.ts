@@ -166,8 +166,10 @@ export const changedSnapshot = (state: TaskState): TaskInfo | undefined => {
  * tool_result's own text. Background launches (`async_launched`) have none.
  */
 export const spawnAnswer = (toolUseResult: unknown, resultText: string): string | undefined => {
-  const r =
-    typeof toolUseResult === "object" && toolUseResult !== null
+  // A nested agent's result arrives as the bare content list, not wrapped in an object.
+  const r = Array.isArray(toolUseResult)
+    ? { content: toolUseResult }
+    : typeof toolUseResult === "object" && toolUseResult !== null
       ? (toolUseResult as Record<string, unknown>)
       : {}
   if (r.status === "async_launched" || r.isAsync === true) return undefined
@@ -175,13 +177,31 @@ export const spawnAnswer = (toolUseResult: unknown, resultText: string): string 
     const texts = r.content.flatMap((block) => {
       const b = typeof block === "object" && block !== null ? (block as Record<string, unknown>) : {}
       if (b.type !== "text" || typeof b.text !== "string") return []
-      const text = b.text
-        .replace(/<tools-used-before-summary>[\s\S]*?<\/tools-used-before-summary>\n?/g, "")
-        .trim()
+      const text = handBackReport(b.text)
       return text === "" ? [] : [text]
     })
     if (texts.length > 0) return texts.join("\n\n")
   }
-  const text = resultText.trim()
+  const text = handBackReport(resultText)
   return text === "" ? undefined : text
+}
+
+const HAND_BACK_MARK = "The report follows:\n"
+
+/**
+ * The agent's own report out of the CLI's hand-back framing: 2.1.332 wraps a
+ * subagent's answer in a "[Subagent hand-back] … The report follows:" preface,
+ * indents every report line by two spaces, and appends the agentId and usage
+ * lines. Text without that framing is returned trimmed, tool-list note removed.
+ */
+export const handBackReport = (text: string): string => {
+  const plain = text.replace(/<tools-used-before-summary>[\s\S]*?<\/tools-used-before-summary>\n?/g, "")
+  const at = plain.indexOf(HAND_BACK_MARK)
+  if (at < 0) return plain.trim()
+  const report: string[] = []
+  for (const line of plain.slice(at + HAND_BACK_MARK.length).split("\n")) {
+    if (line.startsWith("agentId: ") || line.startsWith("<usage>")) break
+    report.push(line.startsWith("  ") ? line.slice(2) : line)
+  }
+  return report.join("\n").trim()
 }
