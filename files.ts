@@ -6,7 +6,7 @@
  * caller skip a line by its first bytes without ever decoding it.
  */
 import { Effect, Stream } from "effect"
-import { Fs } from "./sdk/plugin-api.ts"
+import { type FileEnds, Fs, type FsShape } from "./sdk/plugin-api.ts"
 
 const lenient = new TextDecoder()
 /** Strict decoding is several times faster on valid input (measured on Node 20); bad bytes fall back. */
@@ -61,6 +61,48 @@ export const readTail = (
     const data = yield* fs.readRange(path, Math.max(0, total - bytes), total)
     return data === null ? null : decodeText(data)
   })
+
+/**
+ * A reader of files' two ends (head, tail, size, times): the broker's
+ * one-open `readEnds` when it has one, else `stat` and one or two byte ranges.
+ * Take it once and call it per file: the listing calls it a thousand times.
+ */
+export const endsReader = (
+  fs: FsShape,
+): ((path: string, headBytes: number, tailBytes: number) => Effect.Effect<FileEnds | null>) =>
+  fs.readEnds ?? ((path, headBytes, tailBytes) => endsByRanges(fs, path, headBytes, tailBytes))
+
+const endsByRanges = (
+  fs: FsShape,
+  path: string,
+  headBytes: number,
+  tailBytes: number,
+): Effect.Effect<FileEnds | null> =>
+  Effect.gen(function* () {
+    const stat = yield* fs.stat(path)
+    if (stat === null || stat.kind !== "file") return null
+    const { size, mtimeMs, birthtimeMs } = stat
+    const headLength = Math.max(0, Math.min(headBytes, size))
+    const tailLength = Math.max(0, Math.min(tailBytes, size))
+    if (headLength + tailLength >= size) {
+      const whole = yield* fs.readRange(path, 0, size)
+      if (whole === null) return null
+      const head = whole.subarray(0, Math.min(headLength, whole.length))
+      const tail = whole.subarray(Math.max(0, whole.length - tailLength))
+      return { head, tail, size, mtimeMs, birthtimeMs }
+    }
+    const head = yield* fs.readRange(path, 0, headLength)
+    const tail = yield* fs.readRange(path, size - tailLength, size)
+    if (head === null || tail === null) return null
+    return { head, tail, size, mtimeMs, birthtimeMs }
+  })
+
+/** A file's head and tail with its size and times (see endsReader), or null. */
+export const readEnds = (
+  path: string,
+  headBytes: number,
+  tailBytes: number,
+): Effect.Effect<FileEnds | null, never, Fs> => Fs.use((fs) => endsReader(fs)(path, headBytes, tailBytes))
 
 /**
  * Decides from a line's first bytes (at most `LinePrefix` of them) whether

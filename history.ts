@@ -11,16 +11,9 @@
  *   `parentUuid` and `uuid` are picked out of its bytes.
  */
 import { Effect } from "effect"
-import { decodeText, forEachLineBytes } from "./files.ts"
-import {
-  firstLine,
-  isInterruptText,
-  promptOf,
-  recordsToItems,
-  recordText,
-  type StoredRecord,
-} from "./records.ts"
-import { Fs, type FsShape } from "./sdk/plugin-api.ts"
+import { decodeText, endsReader, forEachLineBytes } from "./files.ts"
+import { isInterruptText, promptOf, recordsToItems, recordText, type StoredRecord } from "./records.ts"
+import { type FileEnds, Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary, SessionTranscript } from "./sdk/protocol.ts"
 import { attachSubagents } from "./subagents.ts"
@@ -60,21 +53,45 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 // ---------------------------------------------------------------------------
 // Picking fields out of raw text (head and tail reads, never whole files)
 
+/** The character at `at` follows an odd run of backslashes (it is escaped). */
+const isEscaped = (text: string, at: number): boolean => {
+  let n = 0
+  while (at - 1 - n >= 0 && text.charCodeAt(at - 1 - n) === 92 /* \ */) n++
+  return n % 2 === 1
+}
+
+/** A literal's text cut at the end of a read: drop a cut escape (`\`, or `\u` with fewer than four digits). */
+const trimCutEscape = (raw: string): string => {
+  const unicode = /\\u[0-9a-fA-F]{0,3}$/.exec(raw)
+  if (unicode !== null && !isEscaped(raw, unicode.index)) return raw.slice(0, unicode.index)
+  return isEscaped(raw, raw.length) ? raw.slice(0, -1) : raw
+}
+
 /** Decode a JSON string literal whose opening quote ends at `from`; a cut-off literal gives what is there. */
 const jsonStringAt = (text: string, from: number): string | undefined => {
-  let end = from
-  while (end < text.length) {
-    const c = text.charCodeAt(end)
-    if (c === 92 /* \ */) end += 2
-    else if (c === 34 /* " */) break
-    else end++
-  }
-  let raw = text.slice(from, Math.min(end, text.length))
-  if (end >= text.length) raw = raw.replace(/\\(u[0-9a-fA-F]{0,3})?$/, "") // a cut escape
+  // The closing quote is the first one no backslash escapes (native searches, no loop over characters).
+  let end = text.indexOf('"', from)
+  while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1)
+  const cut = end < 0
+  let raw = text.slice(from, cut ? text.length : end)
+  // Most values hold no escape: no need for the JSON parser.
+  if (raw.indexOf("\\") < 0) return raw
+  if (cut) raw = trimCutEscape(raw)
   try {
     return JSON.parse(`"${raw}"`) as string
   } catch {
     return undefined
+  }
+}
+
+/** The first line of a prompt that is not blank, trimmed (records.ts `firstLine`, without splitting the whole text). */
+const firstLineOf = (text: string): string => {
+  let at = 0
+  for (;;) {
+    const nl = text.indexOf("\n", at)
+    const line = text.slice(at, nl < 0 ? text.length : nl).trim()
+    if (line !== "" || nl < 0) return line
+    at = nl + 1
   }
 }
 
@@ -99,27 +116,31 @@ interface HeadFacts {
   readonly sidechain: boolean
 }
 
+const USER_TYPE = '"type":"user"'
+
 /** What the first bytes of a transcript say: the first prompt, when it began, where. */
 const headFacts = (head: string, complete: boolean): HeadFacts => {
   let prompt: string | undefined
   let cwd: string | undefined
   let sidechain = false
-  let at = head.indexOf('"type":"user"')
+  let at = head.indexOf(USER_TYPE)
   while (at >= 0 && prompt === undefined) {
     const start = head.lastIndexOf("\n", at) + 1
     const nl = head.indexOf("\n", at)
     const line = head.slice(start, nl < 0 ? head.length : nl)
-    at = nl < 0 ? -1 : head.indexOf('"type":"user"', nl)
+    at = nl < 0 ? -1 : head.indexOf(USER_TYPE, nl)
+    if (nl < 0 && !complete) {
+      // The prompt runs past the head: take what the head holds of it
+      // (never parsed: a cut line only costs the parser an exception).
+      if (line.includes('"isSidechain":true')) sidechain = true
+      const text = firstStringField(line, "text") ?? firstStringField(line, "content")
+      if (text !== undefined) prompt = firstLineOf(text)
+      continue
+    }
     let record: StoredRecord | undefined
     try {
       record = JSON.parse(line) as StoredRecord
     } catch {
-      // The prompt runs past the head: take what the head holds of it.
-      if (nl < 0 && !complete) {
-        if (line.includes('"isSidechain":true')) sidechain = true
-        const text = firstStringField(line, "text") ?? firstStringField(line, "content")
-        if (text !== undefined) prompt = firstLine(text)
-      }
       continue
     }
     if (record.type !== "user") continue
@@ -129,7 +150,7 @@ const headFacts = (head: string, complete: boolean): HeadFacts => {
     }
     if (typeof record.cwd === "string") cwd ??= record.cwd
     const found = promptOf(record)
-    if (found !== null && found.text.trim() !== "") prompt = firstLine(found.text)
+    if (found !== null && found.text.trim() !== "") prompt = firstLineOf(found.text)
   }
   return {
     sidechain,
@@ -145,6 +166,12 @@ const withValue = <K extends string>(key: K, value: string | undefined) =>
 
 // ---------------------------------------------------------------------------
 // list_sessions
+//
+// Per file on the hot path: one `readEnds` (one open for head, tail, size
+// and times) and a few string searches; a JSON parse only for a whole user
+// line in the head and a title line in the tail. A summary is kept in
+// plugin storage with the file's size and mtime, so a later list only lists
+// the folders and stats the files, and reads again only what changed.
 
 /** Bytes read from each end of a transcript for the list. */
 const HEAD_BYTES = 2 * 1024
@@ -152,67 +179,58 @@ const TAIL_BYTES = 4 * 1024
 /** How far the head grows when the first prompt is not in it. */
 const LONG_HEAD_BYTES = 64 * 1024
 const DEFAULT_PAGE = 50
+/** Files read at once: enough to keep an asynchronous broker's I/O busy. */
+const READ_CONCURRENCY = 16
 
+/** A `<uuid>.jsonl` file of a project folder. */
 interface Candidate {
   readonly id: string
   readonly path: string
   readonly dir: string
-  readonly size: number
-  readonly mtimeMs: number
-  readonly birthtimeMs: number
   /** The session has a folder (subagents, a title file…). */
   readonly hasFolder: boolean
+}
+
+/** A candidate with its size and times, and its summary once known (null: no session). */
+interface Known {
+  readonly c: Candidate
+  readonly size: number
+  readonly mtimeMs: number
+  summary?: SessionSummary | null
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** The files of one project folder that can be sessions: `<uuid>.jsonl`. */
-const candidatesIn = (dir: string): Effect.Effect<Candidate[], never, Fs> =>
-  Effect.gen(function* () {
-    const fs = yield* Fs
-    const entries = yield* fs.list(dir)
+const candidatesIn = (fs: FsShape, dir: string): Effect.Effect<Candidate[]> =>
+  Effect.map(fs.list(dir), (entries) => {
     if (entries === null) return []
-    const folders = new Set(entries.filter((e) => e.kind === "directory").map((e) => e.name))
-    const files = entries.filter(
-      (e) => e.kind !== "directory" && e.name.endsWith(".jsonl") && UUID.test(e.name.slice(0, -6)),
-    )
-    const found = yield* Effect.forEach(
-      files,
-      (entry) => {
-        // `dir` is already normal: plain concatenation keeps this loop cheap.
-        const path = `${dir}/${entry.name}`
-        return Effect.map(fs.stat(path), (stat): Candidate | null => {
-          if (stat === null || stat.kind !== "file") return null
-          const id = entry.name.slice(0, -6)
-          return {
-            id,
-            path,
-            dir,
-            size: stat.size,
-            mtimeMs: stat.mtimeMs,
-            birthtimeMs: stat.birthtimeMs,
-            hasFolder: folders.has(id),
-          }
-        })
-      },
-      { concurrency: 16 },
-    )
-    return found.filter((c): c is Candidate => c !== null)
+    const folders = new Set<string>()
+    for (const e of entries) if (e.kind === "directory") folders.add(e.name)
+    const found: Candidate[] = []
+    for (const e of entries) {
+      if (e.kind === "directory" || !e.name.endsWith(".jsonl")) continue
+      const id = e.name.slice(0, -6)
+      if (!UUID.test(id)) continue
+      // `dir` is already normal: plain concatenation keeps this loop cheap.
+      found.push({ id, path: `${dir}/${e.name}`, dir, hasFolder: folders.has(id) })
+    }
+    return found
   })
 
 /** Newest first; the id breaks ties so the order (and the cursor) is stable. */
-const newestFirst = (a: Candidate, b: Candidate): number =>
-  b.mtimeMs - a.mtimeMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+const newestFirst = (a: Known, b: Known): number =>
+  b.mtimeMs - a.mtimeMs || (a.c.id < b.c.id ? -1 : a.c.id > b.c.id ? 1 : 0)
 
-const cursorOf = (c: Candidate): string => `${c.mtimeMs}:${c.id}`
+const cursorOf = (k: Known): string => `${k.mtimeMs}:${k.c.id}`
 
-/** True when `c` sorts after the entry the cursor names. */
+/** True when `k` sorts after the entry the cursor names. */
 const afterCursor = (cursor: string) => {
   const at = cursor.indexOf(":")
   const mtime = Number(cursor.slice(0, at))
   const id = cursor.slice(at + 1)
   if (at < 0 || Number.isNaN(mtime)) return () => true
-  return (c: Candidate) => c.mtimeMs < mtime || (c.mtimeMs === mtime && c.id > id)
+  return (k: Known) => k.mtimeMs < mtime || (k.mtimeMs === mtime && k.c.id > id)
 }
 
 /** The last custom-title and ai-title records in `text` (a tail or a head). */
@@ -243,44 +261,92 @@ const lineAt = (text: string, at: number): StoredRecord | undefined => {
   }
 }
 
-/** One session's list entry from a head and a tail of its file; null when the file is no session. */
-const summarize = (fs: FsShape, c: Candidate): Effect.Effect<SessionSummary | null> =>
-  Effect.gen(function* () {
-    const headData = yield* fs.readRange(c.path, 0, HEAD_BYTES)
-    if (headData === null) return null
-    let head = decodeText(headData)
-    let facts = headFacts(head, c.size <= HEAD_BYTES)
-    if (facts.prompt === undefined && !facts.sidechain && c.size > HEAD_BYTES) {
-      const longer = yield* fs.readRange(c.path, 0, LONG_HEAD_BYTES)
-      if (longer !== null) head = decodeText(longer)
-      facts = headFacts(head, c.size <= LONG_HEAD_BYTES)
-    }
-    if (facts.sidechain) return null
-    let tail = head
-    if (c.size > headData.length) {
-      const tailData = yield* fs.readRange(c.path, Math.max(0, c.size - TAIL_BYTES), c.size)
-      tail = tailData === null ? "" : decodeText(tailData)
-    }
-    const sidecar = c.hasFolder
-      ? titleOfSidecar(yield* fs.read(join(c.dir, c.id, "custom-title.json")))
-      : undefined
-    const inTail = titlesIn(tail)
-    const inHead = tail === head || c.size <= TAIL_BYTES ? {} : titlesIn(head)
-    const title = sidecar ?? inTail.custom ?? inHead.custom ?? inTail.ai ?? inHead.ai ?? facts.prompt
-    if (title === undefined) return null
-    const branch = lastStringField(tail, "gitBranch") ?? facts.branch
-    const cwd = facts.cwd ?? firstStringField(tail, "cwd")
-    const created = facts.created ?? (c.birthtimeMs > 0 ? iso(c.birthtimeMs) : undefined)
-    return {
-      session_id: c.id,
-      title,
-      modified_at: iso(c.mtimeMs),
-      size_bytes: c.size,
-      ...(created === undefined ? {} : { created_at: created }),
-      ...(cwd === undefined ? {} : { cwd }),
-      ...(branch === undefined ? {} : { branch }),
-    }
+/** Bytes cut from a file as text, a character split at either cut dropped (no replacement, no decoder fallback). */
+const decodeCut = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean): string => {
+  let from = 0
+  let to = bytes.length
+  // A continuation byte (10xxxxxx) at the start belongs to a character the cut split.
+  if (cutStart) while (from < to && from < 3 && ((bytes[from] as number) & 0xc0) === 0x80) from++
+  if (cutEnd) {
+    // Back up to the last lead byte; drop it when its character runs past the end.
+    let lead = to - 1
+    while (lead > from && to - lead < 4 && ((bytes[lead] as number) & 0xc0) === 0x80) lead--
+    const b = bytes[lead] as number
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1
+    if (lead + need > to) to = lead
+  }
+  return decodeText(from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to))
+}
+
+/**
+ * One session's list entry from its two ends (null: the file is no session),
+ * stored on `k`. No further read unless the first prompt lies beyond the
+ * head or the session has a folder that may hold a rename's title file.
+ */
+const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<Known> => {
+  const whole = ends.size <= ends.head.length
+  const head = decodeCut(ends.head, false, !whole)
+  const facts = headFacts(head, whole)
+  if (facts.prompt === undefined && !facts.sidechain && ends.size > HEAD_BYTES)
+    return Effect.flatMap(fs.readRange(k.c.path, 0, LONG_HEAD_BYTES), (bytes) => {
+      const complete = bytes !== null && ends.size <= bytes.length
+      const longer = bytes === null ? facts : headFacts(decodeCut(bytes, false, !complete), complete)
+      return finish(fs, k, ends, longer, head, whole)
+    })
+  return finish(fs, k, ends, facts, head, whole)
+}
+
+const finish = (
+  fs: FsShape,
+  k: Known,
+  ends: FileEnds,
+  facts: HeadFacts,
+  head: string,
+  whole: boolean,
+): Effect.Effect<Known> => {
+  if (facts.sidechain) {
+    k.summary = null
+    return Effect.succeed(k)
+  }
+  const tail = whole ? head : decodeCut(ends.tail, ends.size > ends.tail.length, false)
+  if (!k.c.hasFolder) {
+    k.summary = summaryOf(k, ends, facts, head, tail, undefined)
+    return Effect.succeed(k)
+  }
+  return Effect.map(fs.read(join(k.c.dir, k.c.id, "custom-title.json")), (text) => {
+    k.summary = summaryOf(k, ends, facts, head, tail, titleOfSidecar(text))
+    return k
   })
+}
+
+const summaryOf = (
+  k: Known,
+  ends: FileEnds,
+  facts: HeadFacts,
+  head: string,
+  tail: string,
+  sidecar: string | undefined,
+): SessionSummary | null => {
+  const inTail = titlesIn(tail)
+  const inHead = ends.size <= TAIL_BYTES ? {} : titlesIn(head)
+  const title = sidecar ?? inTail.custom ?? inHead.custom ?? inTail.ai ?? inHead.ai ?? facts.prompt
+  if (title === undefined) return null
+  const branch = lastStringField(tail, "gitBranch") ?? facts.branch
+  const cwd = facts.cwd ?? firstStringField(tail, "cwd")
+  const created = facts.created ?? (ends.birthtimeMs > 0 ? iso(ends.birthtimeMs) : undefined)
+  const summary: Mutable<SessionSummary> = {
+    session_id: k.c.id,
+    title,
+    modified_at: iso(k.mtimeMs),
+    size_bytes: k.size,
+  }
+  if (created !== undefined) summary.created_at = created
+  if (cwd !== undefined) summary.cwd = cwd
+  if (branch !== undefined) summary.branch = branch
+  return summary
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
 const titleOfSidecar = (text: string | null): string | undefined => {
@@ -295,6 +361,67 @@ const titleOfSidecar = (text: string | null): string | undefined => {
 const nonEmpty = (value: unknown): string | undefined =>
   typeof value === "string" && value.trim() !== "" ? value : undefined
 
+// --- The summary cache (plugin storage) ------------------------------------
+//
+// One storage value per config dir: the JSON text of `{ version, files }`,
+// `files` mapping a transcript's path to `[size, mtimeMs]` (no session) or
+// `[size, mtimeMs, title, created, cwd, branch]` (null where absent). Text,
+// not an object: a host copies a stored value on every read, and copying
+// one string is far cheaper than copying a thousand small objects.
+
+export const listCacheKey = (configDir: string): string => `history:list:${projectsDir(configDir)}`
+const CACHE_VERSION = 1
+
+type CacheEntry =
+  | readonly [size: number, mtimeMs: number]
+  | readonly [
+      size: number,
+      mtimeMs: number,
+      title: string,
+      created: string | null,
+      cwd: string | null,
+      branch: string | null,
+    ]
+
+/** The stored entries by path; empty when missing, of another version or not the right shape. */
+const loadCache = (stored: unknown): Record<string, unknown> => {
+  if (typeof stored !== "string") return {}
+  try {
+    const parsed = JSON.parse(stored) as { version?: unknown; files?: unknown } | null
+    const files = parsed?.version === CACHE_VERSION ? parsed.files : undefined
+    return typeof files === "object" && files !== null && !Array.isArray(files)
+      ? (files as Record<string, unknown>)
+      : {}
+  } catch {
+    return {}
+  }
+}
+
+/** The entry's summary when it was made from this very file (same size and mtime); undefined: no valid entry. */
+const cachedSummary = (entry: unknown, k: Known): SessionSummary | null | undefined => {
+  if (!Array.isArray(entry) || entry[0] !== k.size || entry[1] !== k.mtimeMs) return undefined
+  if (entry.length === 2) return null
+  const [, , title, created, cwd, branch] = entry as unknown[]
+  if (typeof title !== "string") return undefined
+  const summary: Mutable<SessionSummary> = {
+    session_id: k.c.id,
+    title,
+    modified_at: iso(k.mtimeMs),
+    size_bytes: k.size,
+  }
+  if (typeof created === "string") summary.created_at = created
+  if (typeof cwd === "string") summary.cwd = cwd
+  if (typeof branch === "string") summary.branch = branch
+  return summary
+}
+
+const toEntry = (k: Known, s: SessionSummary | null): CacheEntry =>
+  s === null
+    ? [k.size, k.mtimeMs]
+    : [k.size, k.mtimeMs, s.title, s.created_at ?? null, s.cwd ?? null, s.branch ?? null]
+
+// --- The listing ------------------------------------------------------------
+
 export interface ListParams {
   readonly cwd?: string
   readonly cursor?: string
@@ -304,35 +431,115 @@ export interface ListParams {
 /**
  * The stored sessions, newest first, one page at a time: of one working
  * directory, or of every project when `cwd` is absent.
+ *
+ * Every candidate's size and mtime are needed to order the page. A file the
+ * cache knows is stat'ed (a hit needs nothing more); when the page holds
+ * every file, any other file is read at once with `readEnds`, which gives
+ * its size and times along with the bytes to summarize. Otherwise (a smaller
+ * page, a cursor) every file is stat'ed and only the page's are read.
  */
 export const listSessions = (
   configDir: string,
   params: ListParams = {},
-): Effect.Effect<SessionPage, never, Fs> =>
+): Effect.Effect<SessionPage, never, Fs | Storage> =>
   Effect.gen(function* () {
     const fs = yield* Fs
+    const storage = yield* Storage
+    const readEnds = endsReader(fs)
+    const root = projectsDir(configDir)
     let dirs: string[]
     if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
     else {
-      const root = projectsDir(configDir)
       const entries = (yield* fs.list(root)) ?? []
       dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
     }
-    const all = (yield* Effect.forEach(dirs, candidatesIn, { concurrency: 4 })).flat().sort(newestFirst)
-    const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
+    const candidates = (yield* Effect.forEach(dirs, (dir) => candidatesIn(fs, dir), {
+      concurrency: 4,
+    })).flat()
+    const cacheKey = listCacheKey(configDir)
+    const cache = loadCache(yield* storage.get(cacheKey))
     const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
+    const statFirst = params.cursor !== undefined || limit < candidates.length
+    /** Files summarized now: their entries are new. */
+    const fresh: Known[] = []
+
+    const read = (k: Known, ends: FileEnds) => {
+      fresh.push(k)
+      return summarize(fs, k, ends)
+    }
+    const known = yield* Effect.forEach(
+      candidates,
+      (c): Effect.Effect<Known | null> => {
+        const entry = cache[c.path]
+        if (statFirst || entry !== undefined)
+          return Effect.map(fs.stat(c.path), (stat) => {
+            if (stat === null || stat.kind !== "file") return null
+            const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
+            const hit = cachedSummary(entry, k)
+            if (hit !== undefined) k.summary = hit
+            return k
+          })
+        return Effect.flatMap(readEnds(c.path, HEAD_BYTES, TAIL_BYTES), (ends) =>
+          ends === null ? Effect.succeed(null) : read({ c, size: ends.size, mtimeMs: ends.mtimeMs }, ends),
+        )
+      },
+      { concurrency: READ_CONCURRENCY },
+    )
+    const all = known.filter((k): k is Known => k !== null).sort(newestFirst)
+    const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
+
     const sessions: SessionSummary[] = []
     let next = 0
     // Read in batches the size of what is missing: a file that is no session makes room for the next.
     while (sessions.length < limit && next < ordered.length) {
       const batch = ordered.slice(next, next + (limit - sessions.length))
       next += batch.length
-      const summaries = yield* Effect.forEach(batch, (c) => summarize(fs, c), { concurrency: 16 })
-      for (const s of summaries) if (s !== null) sessions.push(s)
+      yield* Effect.forEach(
+        batch.filter((k) => k.summary === undefined),
+        (k) =>
+          Effect.flatMap(readEnds(k.c.path, HEAD_BYTES, TAIL_BYTES), (ends) => {
+            if (ends !== null) return read(k, ends)
+            k.summary = null
+            return Effect.void
+          }),
+        { concurrency: READ_CONCURRENCY, discard: true },
+      )
+      for (const k of batch) if (k.summary) sessions.push(k.summary)
     }
+
+    const updated = updateCache(cache, params.cwd === undefined ? root : (dirs[0] ?? root), all, fresh)
+    // Written after the answer, in the background: the list never waits for storage.
+    if (updated !== undefined)
+      yield* Effect.forkDetach(
+        storage.set(cacheKey, JSON.stringify({ version: CACHE_VERSION, files: updated })),
+      )
+
     const last = ordered[next - 1]
     return next < ordered.length && last !== undefined ? { sessions, cursor: cursorOf(last) } : { sessions }
   })
+
+/**
+ * The cache after a list of the folder `scope` (a project folder, or the
+ * projects folder for every project), or undefined when nothing changed:
+ * files summarized now are added, entries of files that are gone or changed
+ * (and were not read again) are dropped; entries outside `scope` stay.
+ */
+const updateCache = (
+  cache: Record<string, unknown>,
+  scope: string,
+  all: ReadonlyArray<Known>,
+  fresh: ReadonlyArray<Known>,
+): Record<string, unknown> | undefined => {
+  const valid = new Set<string>()
+  for (const k of all) if (k.summary !== undefined) valid.add(k.c.path)
+  const prefix = `${scope}/`
+  const stale: string[] = []
+  for (const path in cache) if (path.startsWith(prefix) && !valid.has(path)) stale.push(path)
+  if (fresh.length === 0 && stale.length === 0) return undefined
+  for (const path of stale) delete cache[path]
+  for (const k of fresh) if (k.summary !== undefined) cache[k.c.path] = toEntry(k, k.summary)
+  return cache
+}
 
 // ---------------------------------------------------------------------------
 // Reading one transcript by the chain rule

@@ -3,113 +3,88 @@
  * Agent SDK's listSessions and getSessionMessages, on the same corpus
  * (bench/corpus.ts), in one run.
  *
- * Each measurement runs in a fresh child process that loads one reader (ours:
- * the plugin's modules and effect; the SDK: its package) and runs it once,
- * page cache warm. Time is the call's wall time (CPU time is shown too: the
- * machine may be shared). Memory is the process's peak resident set during
- * the call (the kernel's VmHWM, reset through /proc/self/clear_refs just
- * before it, so buffers outside the JS heap count too) less the resident set
- * at its start: what the call itself needed, apart from the code each side
- * loads. The absolute peaks are printed as well. Readers run alternately,
- * RUNS times each; medians are compared.
+ * Each measurement is one call in a fresh process, page cache warm. Both
+ * sides run as plain JavaScript under `node` with no loader: our worker
+ * (bench/history-worker.ts, the plugin's modules and effect) and the SDK's
+ * (bench/history-sdk-worker.ts, the SDK as its package) are bundled with
+ * esbuild first. Figures (bench/sample.ts): wall time (CPU time shown too:
+ * the machine may be shared); whole-process peak RSS, start-up included;
+ * peak RSS during the call less RSS before it. The headline's memory is the
+ * whole-process peak.
+ *
+ * Our list runs two ways:
+ * - cold: the plugin's storage holds no summary cache; every file is read
+ *   (one open each for both ends) and the cache is written after the answer;
+ * - warm: a fresh process whose storage holds the cache the cold run wrote,
+ *   as on a host that lists again: folders listed, files stat'ed, nothing read.
+ * Both read files directly (bench/node-fs.ts). The same two also run through
+ * host/fs-broker (grant checks and asynchronous I/O on every call), shown
+ * apart for reference.
+ *
+ * Readers of one kind run alternately, RUNS times each; medians compared.
  *
  *   npm run bench -- history
  */
 import { spawnSync } from "node:child_process"
-import { readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, rmSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
 import { type Corpus, ensureCorpus } from "./corpus.ts"
+import type { Sample } from "./sample.ts"
 
-const RUNS = 3
-const self = fileURLToPath(import.meta.url)
+const RUNS = 5
+const repoRoot = fileURLToPath(new URL("..", import.meta.url))
+/** Build output and our side's plugin storage: a cache folder that neither git nor the linter looks at. */
+const workDir = join(repoRoot, "node_modules", ".cache", "history-bench")
+const storageFile = join(workDir, "storage.json")
 
-type Mode = "ours-list" | "sdk-list" | "ours-read" | "sdk-read"
+type Mode =
+  | "ours-list"
+  | "ours-list-warm"
+  | "ours-list broker"
+  | "ours-list-warm broker"
+  | "sdk-list"
+  | "ours-read"
+  | "sdk-read"
 
-interface Sample {
-  readonly ms: number
-  readonly cpuMs: number
-  /** Peak resident set during the call, bytes. */
-  readonly peak: number
-  /** Resident set just before the call, bytes. */
-  readonly base: number
-  /** What the call returned (sessions listed, messages or items read), to show both did the work. */
-  readonly count: number
+/** Both workers as plain JavaScript: ours with everything bundled, the SDK's with the SDK left as its package. */
+const buildWorkers = async (): Promise<{ ours: string; sdk: string }> => {
+  mkdirSync(workDir, { recursive: true })
+  const ours = join(workDir, "history-worker.mjs")
+  const sdk = join(workDir, "history-sdk-worker.mjs")
+  const common = {
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+  } as const
+  await build({ ...common, entryPoints: [join(repoRoot, "bench/history-worker.ts")], outfile: ours })
+  await build({
+    ...common,
+    entryPoints: [join(repoRoot, "bench/history-sdk-worker.ts")],
+    outfile: sdk,
+    external: ["@anthropic-ai/claude-agent-sdk"],
+  })
+  return { ours, sdk }
 }
 
-const status = (key: string): number => {
-  const line = readFileSync("/proc/self/status", "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${key}:`))
-  return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
-}
-
-/** In the child (ours): load the plugin's modules, then measure one call. */
-const worker = async (mode: Mode, corpus: Corpus): Promise<Sample> => {
-  const { Effect } = await import("effect")
-  const history = await import("../history.ts")
-  const { NodeFsLayer } = await import("./node-fs.ts")
-
-  const calls: Record<string, () => Promise<number>> = {
-    "ours-list": async () => {
-      const page = await Effect.runPromise(
-        history.listSessions(corpus.listConfigDir, { limit: 1_000_000 }).pipe(Effect.provide(NodeFsLayer)),
-      )
-      return page.sessions.length
-    },
-    "ours-read": async () => {
-      const transcript = await Effect.runPromise(
-        history
-          .readSession(corpus.readConfigDir, corpus.readCwd, corpus.readSessionId)
-          .pipe(Effect.provide(NodeFsLayer)),
-      )
-      return transcript?.items.length ?? -1
-    },
-  }
-  // Reset the kernel's peak-RSS mark so VmHWM covers the call only.
-  writeFileSync("/proc/self/clear_refs", "5")
-  const base = status("VmRSS")
-  const cpu = process.cpuUsage()
-  const started = performance.now()
-  const call = calls[mode]
-  if (call === undefined) throw new Error(`no worker for ${mode}`)
-  const count = await call()
-  const ms = performance.now() - started
-  const used = process.cpuUsage(cpu)
-  return { ms, cpuMs: (used.user + used.system) / 1000, peak: status("VmHWM"), base, count }
-}
-
-/**
- * The SDK's side needs no TypeScript loader, so it runs as plain JavaScript
- * (the same measuring code, inlined); ours runs this file under tsx. Either
- * way the loader and modules are loaded before the measured call.
- */
-const sdkWorkerScript = (mode: Mode): string => `
-import { readFileSync, writeFileSync } from "node:fs"
-const status = (key) => Number(/(\\d+)/.exec(readFileSync("/proc/self/status", "utf8").split("\\n").find((l) => l.startsWith(key + ":")) ?? "")?.[1] ?? 0) * 1024
-const corpus = JSON.parse(process.env.BENCH_CORPUS)
-const sdk = await import("@anthropic-ai/claude-agent-sdk")
-const call = ${JSON.stringify(mode)} === "sdk-list"
-  ? async () => (await sdk.listSessions()).length
-  : async () => (await sdk.getSessionMessages(corpus.readSessionId, { dir: corpus.readCwd })).length
-writeFileSync("/proc/self/clear_refs", "5")
-const base = status("VmRSS")
-const cpu = process.cpuUsage()
-const started = performance.now()
-const count = await call()
-const ms = performance.now() - started
-const used = process.cpuUsage(cpu)
-process.stdout.write(JSON.stringify({ ms, cpuMs: (used.user + used.system) / 1000, peak: status("VmHWM"), base, count }) + "\\n")
-process.exit(0)
-`
-
-const measure = (mode: Mode, corpus: Corpus): Sample => {
-  const configDir = mode.endsWith("list") ? corpus.listConfigDir : corpus.readConfigDir
-  const args = mode.startsWith("sdk")
-    ? ["--input-type=module", "-e", sdkWorkerScript(mode)]
-    : ["--import", "tsx", self, "--worker", mode]
+/** The SDK's bundle imports its package by name: run it from inside the repo so node_modules resolves. */
+const measure = (mode: Mode, corpus: Corpus, workers: { ours: string; sdk: string }): Sample => {
+  const [name = "", via] = mode.split(" ")
+  const configDir = name.includes("list") ? corpus.listConfigDir : corpus.readConfigDir
+  // A cold list starts from empty plugin storage; a warm one keeps what the cold one before it wrote.
+  if (!name.endsWith("warm")) rmSync(storageFile, { force: true })
+  const args = name.startsWith("sdk") ? [workers.sdk, name] : [workers.ours, name, ...(via ? [via] : [])]
   const child = spawnSync(process.execPath, args, {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    env: { ...process.env, CLAUDE_CONFIG_DIR: configDir, BENCH_CORPUS: JSON.stringify(corpus) },
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      CLAUDE_CONFIG_DIR: configDir,
+      BENCH_CORPUS: JSON.stringify(corpus),
+      BENCH_STORAGE: storageFile,
+    },
     encoding: "utf8",
     maxBuffer: 16 * 1024 * 1024,
   })
@@ -127,11 +102,13 @@ const median = (xs: number[]): number => {
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const fixed = (x: number) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2))
+const ratio = (x: number) => x.toFixed(2)
 
 interface Figures {
   readonly ms: number
   readonly cpuMs: number
-  readonly peak: number
+  readonly processPeak: number
+  readonly callPeak: number
   readonly added: number
   readonly count: number
 }
@@ -140,68 +117,78 @@ const summarizeRuns = (mode: Mode, samples: Sample[]): Figures => {
   const figures = {
     ms: median(samples.map((s) => s.ms)),
     cpuMs: median(samples.map((s) => s.cpuMs)),
-    peak: median(samples.map((s) => s.peak)),
-    added: median(samples.map((s) => s.peak - s.base)),
+    processPeak: median(samples.map((s) => s.processPeak)),
+    callPeak: median(samples.map((s) => s.callPeak)),
+    added: median(samples.map((s) => s.callPeak - s.base)),
     count: samples[0]?.count ?? 0,
   }
+  const flush =
+    mode.startsWith("ours-list") && !mode.includes("warm")
+      ? `   (cache write after the answer ${fixed(median(samples.map((s) => s.flushMs ?? 0)))} ms)`
+      : ""
   console.log(
-    `${mode.padEnd(10)} ${fixed(figures.ms).padStart(6)} ms (cpu ${fixed(figures.cpuMs).padStart(5)} ms)   memory ${mb(figures.added).padStart(9)} (peak RSS ${mb(figures.peak).padStart(9)})   result ${figures.count}`,
+    `${mode.padEnd(22)} ${fixed(figures.ms).padStart(6)} ms (cpu ${fixed(figures.cpuMs).padStart(5)} ms)   process peak ${mb(figures.processPeak).padStart(9)}   call added ${mb(figures.added).padStart(8)}   result ${figures.count}${flush}`,
   )
   console.log(
-    `           runs: ${samples.map((s) => `${s.ms.toFixed(0)} ms/${mb(s.peak - s.base)}`).join(", ")}`,
+    `${"".padEnd(22)} runs: ${samples.map((s) => `${s.ms.toFixed(0)} ms/${mb(s.processPeak)}`).join(", ")}`,
   )
   return figures
 }
 
-/** Both readers of one kind, alternately, so a busy machine slows both alike. */
-const compare = (ours: Mode, sdk: Mode, corpus: Corpus): [Figures, Figures] => {
-  const a: Sample[] = []
-  const b: Sample[] = []
-  for (let i = 0; i < RUNS; i++) {
-    a.push(measure(ours, corpus))
-    b.push(measure(sdk, corpus))
-  }
-  return [summarizeRuns(ours, a), summarizeRuns(sdk, b)]
+/** Readers of one kind, in turn, RUNS rounds, so a busy machine slows them alike. */
+const compare = (modes: Mode[], corpus: Corpus, workers: { ours: string; sdk: string }) => {
+  const samples = new Map<Mode, Sample[]>(modes.map((m) => [m, []]))
+  for (let i = 0; i < RUNS; i++)
+    for (const mode of modes) samples.get(mode)?.push(measure(mode, corpus, workers))
+  return new Map(modes.map((m) => [m, summarizeRuns(m, samples.get(m) ?? [])]))
+}
+
+const get = (figures: Map<Mode, Figures>, mode: Mode): Figures => {
+  const found = figures.get(mode)
+  if (found === undefined) throw new Error(`no figures for ${mode}`)
+  return found
 }
 
 export const main = async (): Promise<void> => {
   const corpus = ensureCorpus()
+  const workers = await buildWorkers()
   console.log(
     `corpus: ${corpus.listFiles} sessions, ${(corpus.listBytes / 1e9).toFixed(2)} GB (list); one transcript of ${(corpus.readBytes / 1e6).toFixed(1)} MB (read)`,
   )
   console.log(
-    `median of ${RUNS} fresh processes per reader; memory = peak RSS during the call less RSS at its start`,
+    `median of ${RUNS} fresh processes per reader, both sides plain node (esbuild bundles); process peak = whole-process peak RSS; call added = peak RSS during the call less RSS before it`,
   )
-  const [ourList, sdkList] = compare("ours-list", "sdk-list", corpus)
-  const [ourRead, sdkRead] = compare("ours-read", "sdk-read", corpus)
-  if (ourList.count !== sdkList.count)
-    console.log(`note: listed ${ourList.count} sessions, the SDK ${sdkList.count}`)
-  const listFaster = sdkList.ms / ourList.ms
-  const listMemory = ourList.added / sdkList.added
-  const readTime = ourRead.ms / sdkRead.ms
-  const readMemory = ourRead.added / sdkRead.added
-  console.log(
-    `list: ${fixed(listFaster)}x faster (cpu ${fixed(sdkList.cpuMs / ourList.cpuMs)}x; target >= 10), ${listMemory.toFixed(2)}x memory (peak RSS ${(ourList.peak / sdkList.peak).toFixed(2)}x; target <= 0.5)`,
+  const lists = compare(
+    ["ours-list", "ours-list-warm", "ours-list broker", "ours-list-warm broker", "sdk-list"],
+    corpus,
+    workers,
   )
-  console.log(
-    `read: ${readTime.toFixed(2)}x time (cpu ${(ourRead.cpuMs / sdkRead.cpuMs).toFixed(2)}x; target <= 0.5), ${readMemory.toFixed(2)}x memory (peak RSS ${(ourRead.peak / sdkRead.peak).toFixed(2)}x; target <= 0.5)`,
-  )
-  console.log(
-    `history: list ${fixed(listFaster)}x faster, ${listMemory.toFixed(2)}x memory; read ${readTime.toFixed(2)}x time, ${readMemory.toFixed(2)}x memory`,
-  )
-}
+  const reads = compare(["ours-read", "sdk-read"], corpus, workers)
+  const cold = get(lists, "ours-list")
+  const warm = get(lists, "ours-list-warm")
+  const sdkList = get(lists, "sdk-list")
+  const ourRead = get(reads, "ours-read")
+  const sdkRead = get(reads, "sdk-read")
+  for (const f of [cold, warm, get(lists, "ours-list broker"), get(lists, "ours-list-warm broker")])
+    if (f.count !== sdkList.count) console.log(`note: listed ${f.count} sessions, the SDK ${sdkList.count}`)
 
-if (process.argv[2] === "--worker") {
-  const mode = process.argv[3] as Mode
-  const corpus = JSON.parse(process.env.BENCH_CORPUS ?? "{}") as Corpus
-  worker(mode, corpus).then(
-    (sample) => {
-      process.stdout.write(`${JSON.stringify(sample)}\n`)
-      process.exit(0)
-    },
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    },
+  const line = (name: string, ours: Figures, sdk: Figures, faster: boolean) => {
+    const time = faster ? `${fixed(sdk.ms / ours.ms)}x faster` : `${ratio(ours.ms / sdk.ms)}x time`
+    const cpu = faster ? `${fixed(sdk.cpuMs / ours.cpuMs)}x` : `${ratio(ours.cpuMs / sdk.cpuMs)}x`
+    console.log(
+      `${name.padEnd(24)} ${time} (cpu ${cpu}), memory ${ratio(ours.processPeak / sdk.processPeak)}x whole-process peak, ${ratio(ours.added / sdk.added)}x during the call`,
+    )
+  }
+  console.log(
+    "relative to the SDK (list target: >= 10x faster, <= 0.5x memory; read: <= 0.5x time and memory)",
+  )
+  line("list cold", cold, sdkList, true)
+  line("list warm", warm, sdkList, true)
+  line("list cold, host broker", get(lists, "ours-list broker"), sdkList, true)
+  line("list warm, host broker", get(lists, "ours-list-warm broker"), sdkList, true)
+  line("read", ourRead, sdkRead, false)
+  console.log("headline: time from the direct-file runs; memory = whole-process peak RSS, cold list")
+  console.log(
+    `history: list ${fixed(sdkList.ms / cold.ms)}x faster (cold; ${fixed(sdkList.ms / warm.ms)}x warm), ${ratio(cold.processPeak / sdkList.processPeak)}x memory; read ${ratio(ourRead.ms / sdkRead.ms)}x time, ${ratio(ourRead.processPeak / sdkRead.processPeak)}x memory`,
   )
 }

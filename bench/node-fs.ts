@@ -7,7 +7,9 @@
  */
 import {
   closeSync,
+  constants,
   createReadStream,
+  fstatSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -29,6 +31,18 @@ const orNull = <A>(f: () => A): A | null => {
 
 const STREAM_CHUNK = 1024 * 1024
 
+/** Fill `length` bytes from `position`; fewer when the file ends first. */
+const readAt = (fd: number, length: number, position: number): Uint8Array => {
+  const bytes = new Uint8Array(length)
+  let done = 0
+  while (done < length) {
+    const n = readSync(fd, bytes, done, length - done, position + done)
+    if (n === 0) break
+    done += n
+  }
+  return done === length ? bytes : bytes.subarray(0, done)
+}
+
 export const nodeFs: FsShape = {
   paths: { home: homedir(), data: tmpdir() },
   read: (path) => Effect.sync(() => orNull(() => readFileSync(path, "utf8"))),
@@ -47,6 +61,32 @@ export const nodeFs: FsShape = {
             done += n
           }
           return done === bytes.length ? bytes : bytes.subarray(0, done)
+        } finally {
+          closeSync(fd)
+        }
+      }),
+    ),
+  readEnds: (path, headBytes, tailBytes) =>
+    Effect.sync(() =>
+      orNull(() => {
+        const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+        try {
+          const s = fstatSync(fd)
+          if (!s.isFile()) return null
+          const size = s.size
+          const headLength = Math.max(0, Math.min(Math.floor(headBytes), size))
+          const tailLength = Math.max(0, Math.min(Math.floor(tailBytes), size))
+          let head: Uint8Array
+          let tail: Uint8Array
+          if (headLength + tailLength >= size) {
+            const whole = readAt(fd, size, 0)
+            head = whole.subarray(0, Math.min(headLength, whole.length))
+            tail = whole.subarray(Math.max(0, whole.length - tailLength))
+          } else {
+            head = readAt(fd, headLength, 0)
+            tail = readAt(fd, tailLength, size - tailLength)
+          }
+          return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
         } finally {
           closeSync(fd)
         }

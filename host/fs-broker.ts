@@ -7,11 +7,11 @@
  * scope. A refusal, a missing file or any I/O error answers null, never an
  * error; refusals are logged.
  */
-import { createReadStream, type Stats } from "node:fs"
-import { lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises"
+import { constants, createReadStream, type Stats } from "node:fs"
+import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
-import type { DirEntry, FileStat, FsShape } from "../sdk/plugin-api.ts"
+import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
 import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
 
 export interface FsBrokerOptions {
@@ -25,6 +25,49 @@ export interface FsBrokerOptions {
 type Access = { readonly ok: true; readonly real: string } | { readonly ok: false }
 
 const STREAM_CHUNK = 64 * 1024
+
+/**
+ * How `readEnds` opens the resolved path: a link put in place after the
+ * check is not followed (ELOOP), and a FIFO does not block the open (its
+ * fstat then answers "not a file").
+ */
+const END_READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+/** Fill `length` bytes from `position`; fewer when the file ends first. */
+const readAt = async (handle: FileHandle, length: number, position: number): Promise<Uint8Array> => {
+  const bytes = new Uint8Array(length)
+  let done = 0
+  while (done < length) {
+    const { bytesRead } = await handle.read(bytes, done, length - done, position + done)
+    if (bytesRead === 0) break
+    done += bytesRead
+  }
+  return done === length ? bytes : bytes.subarray(0, done)
+}
+
+/** Head and tail of an open regular file: one read when they meet or overlap, else two. */
+const readEndsOf = async (
+  handle: FileHandle,
+  headBytes: number,
+  tailBytes: number,
+): Promise<FileEnds | null> => {
+  const s = await handle.stat()
+  if (!s.isFile()) return null
+  const size = s.size
+  const headLength = Math.max(0, Math.min(Math.floor(headBytes), size))
+  const tailLength = Math.max(0, Math.min(Math.floor(tailBytes), size))
+  let head: Uint8Array
+  let tail: Uint8Array
+  if (headLength + tailLength >= size) {
+    const whole = await readAt(handle, size, 0)
+    head = whole.subarray(0, Math.min(headLength, whole.length))
+    tail = whole.subarray(Math.max(0, whole.length - tailLength))
+  } else {
+    head = await readAt(handle, headLength, 0)
+    tail = await readAt(handle, tailLength, size - tailLength)
+  }
+  return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
+}
 
 const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
 
@@ -125,6 +168,17 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
             done += bytesRead
           }
           return done === bytes.length ? bytes : bytes.subarray(0, done)
+        } finally {
+          await handle.close()
+        }
+      }),
+    // The same grant check as every call (the path resolved, every link on
+    // it in a scope), then one open of the resolved path for both ends.
+    readEnds: (path, headBytes, tailBytes) =>
+      guarded(path, async (real) => {
+        const handle = await open(real, END_READ_FLAGS)
+        try {
+          return await readEndsOf(handle, headBytes, tailBytes)
         } finally {
           await handle.close()
         }

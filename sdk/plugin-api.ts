@@ -109,6 +109,21 @@ export interface DirEntry {
   readonly kind: "file" | "directory" | "link" | "other"
 }
 
+/** Both ends of a file and its metadata, from one open (`FsShape.readEnds`). */
+export interface FileEnds {
+  /** The first min(headBytes, size) bytes. */
+  readonly head: Uint8Array
+  /**
+   * The last min(tailBytes, size) bytes. It may overlap the head; when the
+   * head holds the whole file it may be a view of the same bytes.
+   */
+  readonly tail: Uint8Array
+  /** The size when the file was opened; `head` and `tail` are cut to it. */
+  readonly size: number
+  readonly mtimeMs: number
+  readonly birthtimeMs: number
+}
+
 export interface FsShape {
   /** Whole file as UTF-8 text, or null. */
   readonly read: (path: string) => Effect.Effect<string | null>
@@ -117,6 +132,12 @@ export interface FsShape {
   /** The file as a byte stream in chunks, or null (for large transcripts). */
   readonly stream: (path: string, start?: number) => Effect.Effect<Stream.Stream<Uint8Array> | null>
   readonly stat: (path: string) => Effect.Effect<FileStat | null>
+  /**
+   * A regular file's head, tail, size and times with one open, or null (also
+   * for a folder). For listings that read both ends of many files. Optional:
+   * a host without it is served by `stat` and two `readRange` calls.
+   */
+  readonly readEnds?: (path: string, headBytes: number, tailBytes: number) => Effect.Effect<FileEnds | null>
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<DirEntry> | null>
   readonly realpath: (path: string) => Effect.Effect<string | null>
   /** Named folders of the fs scopes: `home` and the plugin's `data` folder. */

@@ -145,6 +145,20 @@ export const makeMemoryBroker = (options: MemoryBrokerOptions = {}): MemoryBroke
             return { kind: "file" as const, size: encoder.encode(text).length, mtimeMs: 0, birthtimeMs: 0 }
           return isDir(p) ? { kind: "directory" as const, size: 0, mtimeMs: 0, birthtimeMs: 0 } : null
         }),
+      readEnds: (path, headBytes, tailBytes) =>
+        Effect.sync(() => {
+          const text = files.get(resolve(path))
+          if (text === undefined) return null
+          const bytes = encoder.encode(text)
+          const size = bytes.length
+          return {
+            head: bytes.slice(0, Math.max(0, Math.min(headBytes, size))),
+            tail: bytes.slice(Math.max(0, size - Math.max(0, tailBytes))),
+            size,
+            mtimeMs: 0,
+            birthtimeMs: 0,
+          }
+        }),
       list: (dir) =>
         Effect.sync(() => {
           const p = resolve(dir)

@@ -1,0 +1,83 @@
+/**
+ * One measured call of our history readers, in a process of its own. The
+ * history benchmark (bench/history.ts) bundles this file with esbuild and
+ * runs the bundle with plain `node`, as it runs the Agent SDK's side: no
+ * TypeScript loader on either side, so whole-process memory compares like
+ * with like.
+ *
+ *   node history-worker.mjs <mode>    (BENCH_CORPUS and BENCH_STORAGE in the environment)
+ *
+ * Prints one JSON line: a `Sample` (bench/sample.ts).
+ */
+import { Effect, Layer } from "effect"
+import { makeFsBroker } from "../host/fs-broker.ts"
+import { makeScopeSet } from "../host/scopes.ts"
+import { openJsonStorage } from "../host/storage.ts"
+import { listCacheKey, listSessions, readSession } from "../history.ts"
+import { Fs, type FsShape, Storage } from "../sdk/plugin-api.ts"
+import type { Corpus } from "./corpus.ts"
+import { nodeFs } from "./node-fs.ts"
+import { measureCall } from "./sample.ts"
+
+export type OursMode = "ours-list" | "ours-list-warm" | "ours-read"
+
+const corpus = JSON.parse(process.env.BENCH_CORPUS ?? "{}") as Corpus
+const storageFile = process.env.BENCH_STORAGE ?? ""
+const mode = process.argv[2] as OursMode
+/** `broker`: the files are read through host/fs-broker (grant checks, asynchronous I/O). */
+const via = process.argv[3] === "broker" ? "broker" : "direct"
+
+/** The host's own fs broker, granting the corpus folder as the manifest grants ~/.claude. */
+const brokerFs = (configDir: string): FsShape =>
+  makeFsBroker({
+    scopes: makeScopeSet([`${configDir}/**`], { home: configDir, data: configDir, workspaces: () => [] }),
+    home: configDir,
+    data: configDir,
+    refuse: (path, reason) => console.error(`refused ${path}: ${reason}`),
+  })
+
+const main = async (): Promise<void> => {
+  const configDir = mode === "ours-read" ? corpus.readConfigDir : corpus.listConfigDir
+  const fs = via === "broker" ? brokerFs(configDir) : nodeFs
+  // The host loads the plugin's storage when it starts, before any call: so here.
+  const storage = await openJsonStorage(storageFile)
+  const services = Layer.merge(Layer.succeed(Fs, fs), Layer.succeed(Storage, storage))
+  const calls: Record<OursMode, () => Promise<number>> = {
+    "ours-list": async () =>
+      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provide(services))))
+        .sessions.length,
+    "ours-list-warm": async () =>
+      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provide(services))))
+        .sessions.length,
+    "ours-read": async () =>
+      (
+        await Effect.runPromise(
+          readSession(configDir, corpus.readCwd, corpus.readSessionId).pipe(Effect.provide(services)),
+        )
+      )?.items.length ?? -1,
+  }
+  const call = calls[mode]
+  if (call === undefined) throw new Error(`no such mode ${mode}`)
+  const sample = await measureCall(call)
+  // The summary cache is written after the answer, in the background: wait
+  // for it here, outside the measured call, so the next (warm) run finds it.
+  const flushStarted = performance.now()
+  if (mode === "ours-list") {
+    const key = listCacheKey(configDir)
+    while (!(await Effect.runPromise(storage.keys)).includes(key)) {
+      if (performance.now() - flushStarted > 5000) throw new Error("the list wrote no summary cache")
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+  }
+  await storage.flush()
+  const flushMs = performance.now() - flushStarted
+  process.stdout.write(`${JSON.stringify({ ...sample, flushMs })}\n`)
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  },
+)
