@@ -2,16 +2,19 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   decodeText,
+  endsReader,
   LinePrefix,
   LineSplitter,
   readHead,
   readJson,
   readJsonl,
+  readEnds,
   readLines,
   readTail,
   readText,
 } from "./files.ts"
 import { brokerContext } from "./sdk/context.ts"
+import type { FsShape } from "./sdk/plugin-api.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
 
 const encoder = new TextEncoder()
@@ -110,5 +113,60 @@ describe("reads through the broker", () => {
   it("streams JSONL lines and drops a torn last line", async () => {
     expect(await provide(readLines("/home/user/.claude/t.jsonl"))).toEqual(['{"n":1}', '{"n":2}', '{"n":'])
     expect(await provide(readJsonl("/home/user/.claude/t.jsonl"))).toEqual([{ n: 1 }, { n: 2 }])
+  })
+})
+
+describe("both ends of a file", () => {
+  const text = "HEAD-0123456789-middle-0123456789-TAIL"
+  const broker = makeMemoryBroker({
+    files: { "/c/t.jsonl": text, "/c/small.jsonl": "tiny", "/c/dir/x": "" },
+  })
+  const ends = broker.api.fs
+  // A host without readEnds: stat and byte ranges stand in for it.
+  const { readEnds: _omitted, ...rest } = broker.api.fs
+  const calls: string[] = []
+  const ranges: FsShape = {
+    ...rest,
+    stat: (path) => {
+      calls.push(`stat ${path}`)
+      return rest.stat(path)
+    },
+    readRange: (path, start, end) => {
+      calls.push(`range ${start}-${end}`)
+      return rest.readRange(path, start, end)
+    },
+  }
+  const show = (e: { head: Uint8Array; tail: Uint8Array; size: number } | null) =>
+    e === null ? null : { head: decoder.decode(e.head), tail: decoder.decode(e.tail), size: e.size }
+  const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+
+  it("gives the head, the tail and the size, by readEnds or by stat and ranges alike", async () => {
+    for (const fs of [ends, ranges]) {
+      const read = endsReader(fs)
+      expect(show(await run(read("/c/t.jsonl", 4, 4)))).toEqual({
+        head: "HEAD",
+        tail: "TAIL",
+        size: text.length,
+      })
+      // The head holds the whole file: the tail is its end.
+      expect(show(await run(read("/c/small.jsonl", 100, 2)))).toEqual({ head: "tiny", tail: "ny", size: 4 })
+      expect(await run(read("/c/none", 4, 4))).toBeNull()
+      expect(await run(read("/c/dir", 4, 4))).toBeNull()
+    }
+    expect(endsReader(ends)).toBe(ends.readEnds)
+  })
+
+  it("without readEnds: one stat, then one range when the ends meet, two when they do not", async () => {
+    calls.length = 0
+    await run(endsReader(ranges)("/c/t.jsonl", 4, 4))
+    expect(calls).toEqual(["stat /c/t.jsonl", "range 0-4", `range ${text.length - 4}-${text.length}`])
+    calls.length = 0
+    await run(endsReader(ranges)("/c/t.jsonl", 30, 30))
+    expect(calls).toEqual(["stat /c/t.jsonl", `range 0-${text.length}`])
+  })
+
+  it("reads through the Fs service", async () => {
+    const found = await run(Effect.provideContext(readEnds("/c/t.jsonl", 4, 4), brokerContext(broker.api)))
+    expect(show(found)).toEqual({ head: "HEAD", tail: "TAIL", size: text.length })
   })
 })

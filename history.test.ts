@@ -5,6 +5,7 @@ import { NodeFsLayer, nodeFs } from "./bench/node-fs.ts"
 import {
   chainOf,
   encodeCwd,
+  listCacheKey,
   listSessions,
   projectDir,
   promptCount,
@@ -269,6 +270,168 @@ describe("list_sessions", () => {
     const page = await onDisk(listSessions("testdata/resume"))
     expect(page.sessions.length).toBe(2)
     for (const s of page.sessions) expect(s).toMatchObject({ title: "Question one", cwd: "/home/dev/ws" })
+  })
+
+  it("a page smaller than the folder stats every file and reads only what the page needs", async () => {
+    const { run, reads } = world(files, mtimes)
+    const page = await run(listSessions(CONFIG, { cwd: WS, limit: 2 }))
+    expect(page.sessions.map((s) => s.title)).toEqual(["Big title", "Renamed D"])
+    expect(reads.filter((r) => r.op === "stat").length).toBe(7)
+    // Newest first: two files that are no sessions make room for the next two.
+    expect(reads.filter((r) => r.op === "ends").map((r) => r.path)).toEqual(
+      [8, 7, 5, 4].map((n) => `${PROJECT}/${uuid(n)}.jsonl`),
+    )
+  })
+
+  it("works on a host without readEnds: stat and byte ranges instead", async () => {
+    const { fs } = world(files, mtimes)
+    const { readEnds: _none, ...ranges } = fs
+    const page = await Effect.runPromise(
+      listSessions(CONFIG, { cwd: WS }).pipe(
+        Effect.provide(Layer.succeed(Fs, ranges)),
+        Effect.provide(Layer.succeed(Storage, makeMemoryBroker().api.storage)),
+      ),
+    )
+    const { run } = world(files, mtimes)
+    expect(page).toEqual(await run(listSessions(CONFIG, { cwd: WS })))
+  })
+})
+
+describe("list_sessions: the first prompt cut by the head", () => {
+  /** A session whose first prompt is `text`, with `before` records ahead of it. */
+  const session = (text: string, before: ReadonlyArray<unknown> = []) =>
+    jsonl([
+      rec.queue("enqueue"),
+      ...before,
+      rec.user(uuid(1), null, text),
+      rec.assistant(uuid(2), uuid(1), "answer"),
+    ])
+  const titleOf = async (content: string) => {
+    const { run, reads } = world({ [`${PROJECT}/${uuid(1)}.jsonl`]: content })
+    const page = await run(listSessions(CONFIG, { cwd: WS }))
+    return { title: page.sessions[0]?.title, reads }
+  }
+  /** A prompt whose JSON escape of `char` is cut by the head's end after its first `keep` bytes. */
+  const cutAt = (char: string, keep: number) => {
+    const probe = session("@")
+    const textStart = probe.indexOf('"text":"@"') + '"text":"'.length
+    return `${"A".repeat(2048 - keep - textStart)}${char} and more\n${"B".repeat(5000)}`
+  }
+
+  it("takes the first line of a long prompt from the head, escapes decoded", async () => {
+    const first = 'Fix "the" parser ✓ now'
+    const { title, reads } = await titleOf(session(`\n  ${first}  \nsecond line ${"x".repeat(10_000)}`))
+    expect(title).toBe(first)
+    expect(reads.filter((r) => r.op !== "ends")).toEqual([])
+  })
+
+  it("drops an escape the head's end cuts in two", async () => {
+    const A = (text: string, char: string) => "A".repeat(text.indexOf(char))
+    // `\` of `\"` is the head's last byte
+    const quote = cutAt('"', 1)
+    expect((await titleOf(session(quote))).title).toBe(A(quote, '"'))
+    // `\u00` of `\u0001`
+    const control = cutAt("\u0001", 4)
+    expect((await titleOf(session(control))).title).toBe(A(control, "\u0001"))
+    // `\\` (an escaped backslash) whole at the end: kept
+    const backslash = cutAt("\\", 2)
+    expect((await titleOf(session(backslash))).title).toBe(`${A(backslash, "\\")}\\`)
+  })
+
+  it("reads further when the first prompt lies beyond the head", async () => {
+    const padding = Array.from({ length: 3 }, (_, i) =>
+      rec.attachment(uuid(50 + i), uuid(49), { pad: "p".repeat(1000) }),
+    )
+    const { title, reads } = await titleOf(session("Deep prompt", padding))
+    expect(title).toBe("Deep prompt")
+    expect(reads.filter((r) => r.op === "range").map((r) => r.bytes)).toEqual([64 * 1024])
+  })
+})
+
+describe("list_sessions: the summary cache in plugin storage", () => {
+  const A = `${PROJECT}/${uuid(1)}.jsonl`
+  const B = `${PROJECT}/${uuid(2)}.jsonl`
+  const C = `${PROJECT}/${uuid(3)}.jsonl`
+  const session = (n: number, text: string, extra: ReadonlyArray<unknown> = []) =>
+    jsonl([rec.queue("enqueue"), rec.user(uuid(n * 10), null, text), ...extra])
+  /** The background write of the cache lands after the answer. */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
+  const setup = () => {
+    const mtimes: Record<string, number> = { [A]: 3000, [B]: 2000, [C]: 1000 }
+    const w = world({ [A]: session(1, "alpha"), [B]: session(2, "beta"), [C]: session(3, "gamma") }, mtimes)
+    const list = async () => {
+      w.reads.length = 0
+      const page = await w.run(listSessions(CONFIG, { cwd: WS }))
+      await settle()
+      return page
+    }
+    const ops = () => w.reads.map((r) => `${r.op} ${r.path.slice(PROJECT.length + 1, PROJECT.length + 9)}`)
+    return { ...w, mtimes, list, ops }
+  }
+
+  it("a second list reads no file: every summary comes from storage, checked by size and mtime", async () => {
+    const { list, ops, broker } = setup()
+    const first = await list()
+    expect(first.sessions.map((s) => s.title)).toEqual(["alpha", "beta", "gamma"])
+    expect(typeof broker.storage.get(listCacheKey(CONFIG))).toBe("string")
+    const again = await list()
+    expect(again).toEqual(first)
+    expect(ops()).toEqual(["stat 00000000", "stat 00000000", "stat 00000000"])
+  })
+
+  it("reads again a file whose size or mtime changed, and forgets a deleted one", async () => {
+    const { list, reads, broker, mtimes } = setup()
+    await list()
+    // Same size, later mtime: read again.
+    broker.files.set(A, session(1, "ALPHA"))
+    mtimes[A] = 4000
+    // A longer file, same mtime: read again.
+    broker.files.set(B, session(2, "beta", [rec.customTitle("Beta renamed")]))
+    broker.files.delete(C)
+    const page = await list()
+    expect(page.sessions.map((s) => s.title)).toEqual(["ALPHA", "Beta renamed"])
+    expect(reads.filter((r) => r.op === "ends").map((r) => r.path)).toEqual([A, B])
+    const cached = JSON.parse(broker.storage.get(listCacheKey(CONFIG)) as string)
+    expect(Object.keys(cached.files).sort()).toEqual([A, B])
+    // Nothing changed since: nothing read, nothing written.
+    broker.storage.set(listCacheKey(CONFIG), JSON.stringify(cached))
+    await list()
+    expect(reads.filter((r) => r.op !== "stat")).toEqual([])
+  })
+
+  it("remembers files that are no sessions too", async () => {
+    const { list, ops, broker } = setup()
+    broker.files.set(`${PROJECT}/${uuid(4)}.jsonl`, jsonl([rec.queue("enqueue")]))
+    expect((await list()).sessions).toHaveLength(3)
+    await list()
+    expect(ops().every((op) => op.startsWith("stat"))).toBe(true)
+  })
+
+  it("ignores a damaged or foreign cache and writes a good one", async () => {
+    for (const damaged of [
+      "not json",
+      { version: 1, files: {} },
+      JSON.stringify({ version: 99, files: {} }),
+      42,
+    ]) {
+      const { list, reads, broker } = setup()
+      broker.storage.set(listCacheKey(CONFIG), damaged)
+      expect((await list()).sessions.map((s) => s.title)).toEqual(["alpha", "beta", "gamma"])
+      expect(reads.filter((r) => r.op === "ends")).toHaveLength(3)
+      expect(JSON.parse(broker.storage.get(listCacheKey(CONFIG)) as string)).toMatchObject({ version: 1 })
+    }
+  })
+
+  it("keeps the entries of other folders when listing one", async () => {
+    const { run, list, broker } = setup()
+    const other = `${CONFIG}/projects/-other/${uuid(9)}.jsonl`
+    broker.files.set(other, session(9, "elsewhere"))
+    await run(listSessions(CONFIG))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    broker.files.delete(C)
+    await list()
+    const cached = JSON.parse(broker.storage.get(listCacheKey(CONFIG)) as string)
+    expect(Object.keys(cached.files).sort()).toEqual([other, A, B].sort())
   })
 })
 

@@ -31,9 +31,9 @@ const orNull = <A>(f: () => A): A | null => {
 
 const STREAM_CHUNK = 1024 * 1024
 
-/** Fill `length` bytes from `position`; fewer when the file ends first. */
-const readAt = (fd: number, length: number, position: number): Uint8Array => {
-  const bytes = new Uint8Array(length)
+/** Fill `bytes` from `position`; fewer when the file ends first. */
+const readInto = (fd: number, bytes: Uint8Array, position: number): Uint8Array => {
+  const length = bytes.length
   let done = 0
   while (done < length) {
     const n = readSync(fd, bytes, done, length - done, position + done)
@@ -79,12 +79,14 @@ export const nodeFs: FsShape = {
           let head: Uint8Array
           let tail: Uint8Array
           if (headLength + tailLength >= size) {
-            const whole = readAt(fd, size, 0)
+            const whole = readInto(fd, new Uint8Array(size), 0)
             head = whole.subarray(0, Math.min(headLength, whole.length))
             tail = whole.subarray(Math.max(0, whole.length - tailLength))
           } else {
-            head = readAt(fd, headLength, 0)
-            tail = readAt(fd, tailLength, size - tailLength)
+            // One allocation for both ends.
+            const both = new Uint8Array(headLength + tailLength)
+            head = readInto(fd, both.subarray(0, headLength), 0)
+            tail = readInto(fd, both.subarray(headLength), size - tailLength)
           }
           return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
         } finally {

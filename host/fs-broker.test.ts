@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdirSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
@@ -225,5 +226,60 @@ describe("fs operations", () => {
       ),
     )
     expect(bytes).toBe(300_000)
+  })
+})
+
+describe("readEnds: head, tail, size and times with one open, under the same grant checks", () => {
+  const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
+  const ends = (path: string, head: number, tail: number) => run(fs().readEnds!(path, head, tail))
+
+  it("reads both ends of a large file, and a small file once", async () => {
+    const body = `HEAD${"x".repeat(100_000)}TAIL`
+    const file = world.write(join(world.home, ".claude/projects/-ws/s.jsonl"), body)
+    const found = await ends(file, 4, 4)
+    expect({ head: text(found?.head), tail: text(found?.tail), size: found?.size }).toEqual({
+      head: "HEAD",
+      tail: "TAIL",
+      size: body.length,
+    })
+    const st = await run(fs().stat(file))
+    expect(found?.mtimeMs).toBe(st?.mtimeMs)
+    expect(found?.birthtimeMs).toBe(st?.birthtimeMs)
+    const small = world.write(join(world.home, ".claude/projects/-ws/t.jsonl"), "tiny")
+    const both = await ends(small, 1000, 2)
+    expect([text(both?.head), text(both?.tail), both?.size]).toEqual(["tiny", "ny", 4])
+    expect(await ends("~/.claude/projects/-ws/t.jsonl", 2, 2)).toMatchObject({ size: 4 })
+  })
+
+  it("refuses what every other call refuses: outside the scopes, `..` out of them, a link out of them", async () => {
+    world.write(join(world.home, ".ssh/id_rsa"), "secret")
+    mkdirSync(join(world.home, ".claude/skills"), { recursive: true })
+    symlinkSync("/etc/passwd", join(world.home, ".claude/skills/passwd"))
+    symlinkSync("/etc", join(world.home, ".claude/skills/evil"))
+    expect(await ends(join(world.home, ".ssh/id_rsa"), 10, 10)).toBeNull()
+    expect(await ends("~/.claude/../.ssh/id_rsa", 10, 10)).toBeNull()
+    expect(await ends("~/.claude/skills/passwd", 10, 10)).toBeNull()
+    expect(await ends("~/.claude/skills/evil/passwd", 10, 10)).toBeNull()
+    expect(await ends(".claude/settings.json", 10, 10)).toBeNull()
+    expect(refusals()).toHaveLength(5)
+  })
+
+  it("follows a link into another scope, as read does", async () => {
+    world.write(join(world.home, ".agents/skills/shared/SKILL.md"), "---\nname: shared\n---\n")
+    mkdirSync(join(world.home, ".claude/skills"), { recursive: true })
+    symlinkSync(join(world.home, ".agents/skills/shared"), join(world.home, ".claude/skills/shared"))
+    const found = await ends("~/.claude/skills/shared/SKILL.md", 3, 3)
+    expect(text(found?.head)).toBe("---")
+    expect(refusals()).toEqual([])
+  })
+
+  it("answers null, without a refusal, for a missing file, a folder and a FIFO (whose open does not block)", async () => {
+    mkdirSync(join(world.home, ".claude/projects/-ws"), { recursive: true })
+    const fifo = join(world.home, ".claude/projects/-ws/pipe.jsonl")
+    execFileSync("mkfifo", [fifo])
+    expect(await ends("~/.claude/projects/-ws/none.jsonl", 10, 10)).toBeNull()
+    expect(await ends("~/.claude/projects/-ws", 10, 10)).toBeNull()
+    expect(await ends(fifo, 10, 10)).toBeNull()
+    expect(refusals()).toEqual([])
   })
 })
