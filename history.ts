@@ -182,6 +182,33 @@ const DEFAULT_PAGE = 50
 /** Files read at once: enough to keep an asynchronous broker's I/O busy. */
 const READ_CONCURRENCY = 16
 
+/**
+ * `f` over `items`, in order, READ_CONCURRENCY at a time: that many fibers,
+ * each taking the next item when it is done with one. A concurrent
+ * `Effect.forEach` starts a fiber per item, which costs more than a
+ * synchronous broker's whole stat or read.
+ */
+const inLanes = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<B[]> => {
+  const out = new Array<B>(items.length)
+  let next = 0
+  const lane: Effect.Effect<void> = Effect.suspend(() => {
+    if (next >= items.length) return Effect.void
+    const at = next++
+    return Effect.flatMap(f(items[at] as A), (b) => {
+      out[at] = b
+      return lane
+    })
+  })
+  const lanes = Math.min(READ_CONCURRENCY, items.length)
+  return Effect.as(
+    Effect.all(
+      Array.from({ length: lanes }, () => lane),
+      { concurrency: "unbounded", discard: true },
+    ),
+    out,
+  )
+}
+
 /** A `<uuid>.jsonl` file of a project folder. */
 interface Candidate {
   readonly id: string
@@ -467,24 +494,20 @@ export const listSessions = (
       fresh.push(k)
       return summarize(fs, k, ends)
     }
-    const known = yield* Effect.forEach(
-      candidates,
-      (c): Effect.Effect<Known | null> => {
-        const entry = cache[c.path]
-        if (statFirst || entry !== undefined)
-          return Effect.map(fs.stat(c.path), (stat) => {
-            if (stat === null || stat.kind !== "file") return null
-            const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
-            const hit = cachedSummary(entry, k)
-            if (hit !== undefined) k.summary = hit
-            return k
-          })
-        return Effect.flatMap(readEnds(c.path, HEAD_BYTES, TAIL_BYTES), (ends) =>
-          ends === null ? Effect.succeed(null) : read({ c, size: ends.size, mtimeMs: ends.mtimeMs }, ends),
-        )
-      },
-      { concurrency: READ_CONCURRENCY },
-    )
+    const known = yield* inLanes(candidates, (c): Effect.Effect<Known | null> => {
+      const entry = cache[c.path]
+      if (statFirst || entry !== undefined)
+        return Effect.map(fs.stat(c.path), (stat) => {
+          if (stat === null || stat.kind !== "file") return null
+          const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
+          const hit = cachedSummary(entry, k)
+          if (hit !== undefined) k.summary = hit
+          return k
+        })
+      return Effect.flatMap(readEnds(c.path, HEAD_BYTES, TAIL_BYTES), (ends) =>
+        ends === null ? Effect.succeed(null) : read({ c, size: ends.size, mtimeMs: ends.mtimeMs }, ends),
+      )
+    })
     const all = known.filter((k): k is Known => k !== null).sort(newestFirst)
     const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
 
@@ -494,25 +517,28 @@ export const listSessions = (
     while (sessions.length < limit && next < ordered.length) {
       const batch = ordered.slice(next, next + (limit - sessions.length))
       next += batch.length
-      yield* Effect.forEach(
+      yield* inLanes(
         batch.filter((k) => k.summary === undefined),
-        (k) =>
+        (k): Effect.Effect<unknown> =>
           Effect.flatMap(readEnds(k.c.path, HEAD_BYTES, TAIL_BYTES), (ends) => {
             if (ends !== null) return read(k, ends)
             k.summary = null
             return Effect.void
           }),
-        { concurrency: READ_CONCURRENCY, discard: true },
       )
       for (const k of batch) if (k.summary) sessions.push(k.summary)
     }
 
-    const updated = updateCache(cache, params.cwd === undefined ? root : (dirs[0] ?? root), all, fresh)
     // Written after the answer, in the background: the list never waits for storage.
-    if (updated !== undefined)
-      yield* Effect.forkDetach(
-        storage.set(cacheKey, JSON.stringify({ version: CACHE_VERSION, files: updated })),
-      )
+    const scope = params.cwd === undefined ? root : (dirs[0] ?? root)
+    yield* Effect.forkDetach(
+      Effect.suspend(() => {
+        const updated = updateCache(cache, scope, all, fresh)
+        return updated === undefined
+          ? Effect.void
+          : storage.set(cacheKey, JSON.stringify({ version: CACHE_VERSION, files: updated }))
+      }),
+    )
 
     const last = ordered[next - 1]
     return next < ordered.length && last !== undefined ? { sessions, cursor: cursorOf(last) } : { sessions }

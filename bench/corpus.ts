@@ -31,7 +31,7 @@ export const LIST_BYTES = 1.4e9
 export const READ_BYTES = 85e6
 const PROJECTS = 25
 /** Change when the shape changes, so an old corpus is rewritten. */
-const STAMP = "history-corpus-v3"
+const STAMP = "history-corpus-v4"
 
 export interface Corpus {
   /** CLAUDE_CONFIG_DIR of the list corpus. */
@@ -418,8 +418,13 @@ export const ensureCorpus = (log: (line: string) => void = console.log): Corpus 
   const sizes = sessionSizes(rand, LIST_SESSIONS, LIST_BYTES * 0.9)
   const baseMs = Date.parse("2026-06-01T08:00:00Z")
   let listBytes = 0
+  /** Each project's name: the word drawn for its first session (every session draws one, so the rest of the corpus is as before). */
+  const projectWords: string[] = []
   for (let i = 0; i < LIST_SESSIONS; i++) {
-    const project = `/home/dev/code/project-${String(i % PROJECTS).padStart(2, "0")}_${rand.pick(WORDS)}`
+    const drawn = rand.pick(WORDS)
+    const slot = i % PROJECTS
+    projectWords[slot] ??= drawn
+    const project = `/home/dev/code/project-${String(slot).padStart(2, "0")}_${projectWords[slot]}`
     const spec: SessionSpec = {
       id: rand.uuid(),
       cwd: project,

@@ -16,10 +16,10 @@ import { openJsonStorage } from "../host/storage.ts"
 import { listCacheKey, listSessions, readSession } from "../history.ts"
 import { Fs, type FsShape, Storage } from "../sdk/plugin-api.ts"
 import type { Corpus } from "./corpus.ts"
-import { nodeFs } from "./node-fs.ts"
+import { nodeFs, rawEndsFloor } from "./node-fs.ts"
 import { measureCall } from "./sample.ts"
 
-export type OursMode = "ours-list" | "ours-list-warm" | "ours-read"
+export type OursMode = "ours-list" | "ours-list-warm" | "ours-read" | "floor-list"
 
 const corpus = JSON.parse(process.env.BENCH_CORPUS ?? "{}") as Corpus
 const storageFile = process.env.BENCH_STORAGE ?? ""
@@ -49,6 +49,8 @@ const main = async (): Promise<void> => {
     "ours-list-warm": async () =>
       (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provide(services))))
         .sessions.length,
+    // No plugin code: only the file-system calls a cold list makes, as a floor for its time.
+    "floor-list": async () => rawEndsFloor(configDir, 2 * 1024, 4 * 1024),
     "ours-read": async () =>
       (
         await Effect.runPromise(

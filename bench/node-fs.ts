@@ -137,3 +137,32 @@ export const nodeFs: FsShape = {
 }
 
 export const NodeFsLayer = Layer.succeed(Fs, nodeFs)
+
+/**
+ * The file-system calls of a cold list and nothing else: list the project
+ * folders, then per `<id>.jsonl` open, fstat, read both ends into one
+ * buffer, close. No decoding, no parsing, no Effect. Returns the files read.
+ */
+export const rawEndsFloor = (configDir: string, headBytes: number, tailBytes: number): number => {
+  const root = `${configDir}/projects`
+  const buffer = new Uint8Array(headBytes + tailBytes)
+  let files = 0
+  for (const folder of readdirSync(root, { withFileTypes: true })) {
+    if (!folder.isDirectory()) continue
+    const dir = `${root}/${folder.name}`
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.name.endsWith(".jsonl") || entry.isDirectory()) continue
+      const fd = openSync(`${dir}/${entry.name}`, constants.O_RDONLY | constants.O_NONBLOCK)
+      try {
+        const size = fstatSync(fd).size
+        readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
+        if (size > headBytes)
+          readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
+      } finally {
+        closeSync(fd)
+      }
+      files++
+    }
+  }
+  return files
+}
