@@ -297,6 +297,42 @@ describe("list_sessions", () => {
   })
 })
 
+describe("list_sessions over an asynchronous broker", () => {
+  it("reads at most 16 files at once, and the page is the same as read one by one", async () => {
+    const many: Record<string, string> = {}
+    const mtimes: Record<string, number> = {}
+    for (let n = 1; n <= 60; n++) {
+      const path = `${PROJECT}/${uuid(n)}.jsonl`
+      many[path] = jsonl([rec.queue("enqueue"), rec.user(uuid(1000 + n), null, `prompt ${n}`)])
+      mtimes[path] = 1_000_000 + n
+    }
+    const { fs } = world(many, mtimes)
+    let open = 0
+    let most = 0
+    const slow: FsShape = {
+      ...fs,
+      readEnds: (path, head, tail) =>
+        Effect.gen(function* () {
+          open++
+          most = Math.max(most, open)
+          yield* Effect.sleep(`${(path.charCodeAt(path.length - 7) % 5) + 1} millis`)
+          open--
+          return yield* fs.readEnds!(path, head, tail)
+        }),
+    }
+    const page = await Effect.runPromise(
+      listSessions(CONFIG, { cwd: WS, limit: 100 }).pipe(
+        Effect.provide(Layer.succeed(Fs, slow)),
+        Effect.provide(Layer.succeed(Storage, makeMemoryBroker().api.storage)),
+      ),
+    )
+    expect(page.sessions.map((s) => s.title)).toEqual(
+      Array.from({ length: 60 }, (_, i) => `prompt ${60 - i}`),
+    )
+    expect(most).toBe(16)
+  })
+})
+
 describe("list_sessions: the first prompt cut by the head", () => {
   /** A session whose first prompt is `text`, with `before` records ahead of it. */
   const session = (text: string, before: ReadonlyArray<unknown> = []) =>
