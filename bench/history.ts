@@ -9,8 +9,9 @@
  * (bench/history-sdk-worker.ts, the SDK as its package) are bundled with
  * esbuild first. Figures (bench/sample.ts): wall time (CPU time shown too:
  * the machine may be shared); whole-process peak RSS, start-up included;
- * peak RSS during the call less RSS before it. The headline's memory is the
- * whole-process peak.
+ * peak RSS during the call less RSS before it. Whole-process peaks are also
+ * compared above a bare node process's peak (the runtime both carry). The
+ * headline's memory is the whole-process peak, the during-call ratio beside it.
  *
  * Our list runs two ways:
  * - cold: the plugin's storage holds no summary cache; every file is read
@@ -97,6 +98,16 @@ const measure = (mode: Mode, corpus: Corpus, workers: { ours: string; sdk: strin
   return JSON.parse(line) as Sample
 }
 
+/** Peak RSS of a node process that loads nothing: the runtime both sides share. */
+const bareNodePeak = (): number => {
+  const script = `process.stdout.write(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status","utf8"))[1])`
+  const peaks = Array.from(
+    { length: RUNS },
+    () => Number(spawnSync(process.execPath, ["-e", script], { encoding: "utf8" }).stdout) * 1024,
+  )
+  return median(peaks)
+}
+
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)] as number
@@ -176,11 +187,14 @@ export const main = async (): Promise<void> => {
   for (const f of [cold, warm, get(lists, "ours-list broker"), get(lists, "ours-list-warm broker")])
     if (f.count !== sdkList.count) console.log(`note: listed ${f.count} sessions, the SDK ${sdkList.count}`)
 
+  const bare = bareNodePeak()
+  console.log(`a bare node process peaks at ${mb(bare)}: the runtime both sides share`)
   const line = (name: string, ours: Figures, sdk: Figures, faster: boolean) => {
     const time = faster ? `${fixed(sdk.ms / ours.ms)}x faster` : `${ratio(ours.ms / sdk.ms)}x time`
     const cpu = faster ? `${fixed(sdk.cpuMs / ours.cpuMs)}x` : `${ratio(ours.cpuMs / sdk.cpuMs)}x`
+    const aboveBare = (ours.processPeak - bare) / (sdk.processPeak - bare)
     console.log(
-      `${name.padEnd(24)} ${time} (cpu ${cpu}), memory ${ratio(ours.processPeak / sdk.processPeak)}x whole-process peak, ${ratio(ours.added / sdk.added)}x during the call`,
+      `${name.padEnd(24)} ${time} (cpu ${cpu}), memory ${ratio(ours.processPeak / sdk.processPeak)}x whole-process peak, ${ratio(aboveBare)}x above a bare node, ${ratio(ours.added / sdk.added)}x during the call`,
     )
   }
   console.log(
