@@ -9,7 +9,13 @@ import { join } from "node:path"
 import { type Host, startHost } from "../host/host.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
 import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
-import { type ModelServer, type Scenario, startModelServer } from "../testkit/model-server.ts"
+import {
+  type ModelServer,
+  type RequestView,
+  type Scenario,
+  startModelServer,
+} from "../testkit/model-server.ts"
+import { afterAll, afterEach, expect } from "vitest"
 
 export const repoRoot = join(import.meta.dirname, "..")
 
@@ -124,4 +130,27 @@ export const strayClaudes = (): Array<{ pid: number; cmdline: string }> => {
     }
   }
   return found
+}
+
+/** The tool results the model received in a request, as one text. */
+export const toolResultText = (req: RequestView): string =>
+  req
+    .toolResults()
+    .map((r) => r.content)
+    .join("\n")
+
+/**
+ * One world per test: `take` hands over the test's world (and clears it);
+ * it is closed after each test, which must leave no `claude` running, and
+ * nothing this file started may outlive the file.
+ */
+export const closeWorldsAfterEach = (take: () => World | undefined): void => {
+  afterEach(async () => {
+    const closing = take()
+    await closing?.close()
+    expect(closing?.host.processes() ?? []).toEqual([])
+  })
+  afterAll(() => {
+    expect(strayClaudes()).toEqual([])
+  })
 }

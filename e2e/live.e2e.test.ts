@@ -4,29 +4,25 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { type RequestView, text, thinking, toolUse } from "../testkit/model-server.ts"
-import { createSession, ofType, strayClaudes, promptAndWait, startWorld, type World } from "./harness.ts"
+import { describe, expect, it } from "vitest"
+import { text, thinking, toolUse } from "../testkit/model-server.ts"
+import {
+  closeWorldsAfterEach,
+  createSession,
+  ofType,
+  toolResultText,
+  promptAndWait,
+  startWorld,
+  strayClaudes,
+  type World,
+} from "./harness.ts"
 
 let world: World | undefined
-afterEach(async () => {
+closeWorldsAfterEach(() => {
   const closing = world
   world = undefined
-  await closing?.close()
-  // No `claude` outlives a test.
-  expect(closing?.host.processes() ?? []).toEqual([])
+  return closing
 })
-afterAll(() => {
-  // Nothing this suite started is left running: not a session, not a probe.
-  expect(strayClaudes()).toEqual([])
-})
-
-/** The tool results the model received in its last request. */
-const lastResults = (req: RequestView) =>
-  req
-    .toolResults()
-    .map((r) => r.content)
-    .join("\n")
 
 describe("live sessions against the real CLI", () => {
   it("streams reasoning and text and ends the run Completed with usage", async () => {
@@ -71,9 +67,9 @@ describe("live sessions against the real CLI", () => {
     world = await startWorld({
       main: [
         [toolUse("Bash", { command: "touch approved.txt", description: "Create approved.txt" })],
-        (req) => [text(`after allow: ${lastResults(req).includes("Error") ? "error" : "ok"}`)],
+        (req) => [text(`after allow: ${toolResultText(req).includes("Error") ? "error" : "ok"}`)],
         [toolUse("Bash", { command: "touch denied.txt", description: "Create denied.txt" })],
-        (req) => [text(`after deny: ${lastResults(req)}`)],
+        (req) => [text(`after deny: ${toolResultText(req)}`)],
       ],
     })
     const w = world
@@ -183,7 +179,7 @@ describe("live sessions against the real CLI", () => {
           }),
         ],
         (req) => {
-          seen = lastResults(req)
+          seen = toolResultText(req)
           return [text("noted")]
         },
       ],
@@ -209,7 +205,7 @@ describe("live sessions against the real CLI", () => {
     world = await startWorld({
       main: [
         [toolUse("mcp__convergence__shout", { text: "hello" })],
-        (req) => [text(`tool said ${lastResults(req)}`)],
+        (req) => [text(`tool said ${toolResultText(req)}`)],
       ],
     })
     const w = world

@@ -2,20 +2,15 @@
  * Rollback and fork end to end: the real CLI resumes exactly the kept
  * messages (as the scripted model sees them in its next request).
  */
-import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { type RequestView, text } from "../testkit/model-server.ts"
-import { createSession, ofType, strayClaudes, startWorld, type World } from "./harness.ts"
+import { closeWorldsAfterEach, createSession, ofType, startWorld, type World } from "./harness.ts"
 
 let world: World | undefined
-afterEach(async () => {
+closeWorldsAfterEach(() => {
   const closing = world
   world = undefined
-  await closing?.close()
-  expect(closing?.host.processes() ?? []).toEqual([])
-})
-afterAll(() => {
-  // Nothing this suite started is left running: not a session, not a probe.
-  expect(strayClaudes()).toEqual([])
+  return closing
 })
 
 /** The user texts of a request, in order (tool results and system reminders left out). */

@@ -4,29 +4,24 @@
  * from the CLI's transcripts (readSession) and checks that it rebuilds the
  * tasks the live run showed, field by field.
  */
-import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { AgentEvent, TaskInfo, TranscriptItem } from "../sdk/protocol.ts"
-import { gate, type RequestView, text, thinking, toolUse } from "../testkit/model-server.ts"
-import { createSession, ofType, strayClaudes, startWorld, type World } from "./harness.ts"
+import { gate, text, thinking, toolUse } from "../testkit/model-server.ts"
+import {
+  closeWorldsAfterEach,
+  createSession,
+  ofType,
+  toolResultText,
+  startWorld,
+  type World,
+} from "./harness.ts"
 
 let world: World | undefined
-afterEach(async () => {
+closeWorldsAfterEach(() => {
   const closing = world
   world = undefined
-  await closing?.close()
-  // No `claude` outlives a test.
-  expect(closing?.host.processes() ?? []).toEqual([])
+  return closing
 })
-afterAll(() => {
-  expect(strayClaudes()).toEqual([])
-})
-
-/** The tool results the model received in its last request. */
-const lastResult = (req: RequestView) =>
-  req
-    .toolResults()
-    .map((r) => r.content)
-    .join("\n")
 
 const agentCall = (description: string, prompt: string, background = false) =>
   toolUse("Agent", { description, prompt, subagent_type: "general-purpose", run_in_background: background })
@@ -84,7 +79,7 @@ describe("subagents as tasks against the real CLI", () => {
     world = await startWorld({
       main: [
         [text("Delegating."), agentCall("Count workspace files", "SUB-FG: count the files")],
-        (req) => [text(`Reported: ${lastResult(req).slice(0, 40)}`)],
+        (req) => [text(`Reported: ${toolResultText(req).slice(0, 40)}`)],
       ],
       subagents: [
         {
@@ -94,7 +89,7 @@ describe("subagents as tasks against the real CLI", () => {
               thinking("I will run a command."),
               toolUse("Bash", { command: "touch made.txt && ls | wc -l", description: "Count files" }),
             ],
-            (req) => [text(`There are ${lastResult(req).trim()} files.`)],
+            (req) => [text(`There are ${toolResultText(req).trim()} files.`)],
           ],
         },
       ],
