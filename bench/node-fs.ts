@@ -43,6 +43,29 @@ const readInto = (fd: number, bytes: Uint8Array, position: number): Uint8Array =
   return done === length ? bytes : bytes.subarray(0, done)
 }
 
+/**
+ * Small reads are carved out of a shared slab, as Node's Buffer pool does: a
+ * fresh typed array per file costs an off-heap allocation and its GC
+ * bookkeeping, which a cold list of a thousand files feels. A carved piece is
+ * never handed out twice, so the caller may keep it (it keeps the slab alive).
+ */
+const SLAB_BYTES = 256 * 1024
+const SLAB_MAX_PIECE = 16 * 1024
+let slab = new Uint8Array(0)
+let slabUsed = 0
+
+const carve = (length: number): Uint8Array => {
+  if (length > SLAB_MAX_PIECE) return new Uint8Array(length)
+  if (slabUsed + length > slab.length) {
+    slab = new Uint8Array(SLAB_BYTES)
+    slabUsed = 0
+  }
+  const piece = slab.subarray(slabUsed, slabUsed + length)
+  // Keep pieces 8-byte aligned, as the pool does.
+  slabUsed += (length + 7) & ~7
+  return piece
+}
+
 export const nodeFs: FsShape = {
   paths: { home: homedir(), data: tmpdir() },
   read: (path) => Effect.sync(() => orNull(() => readFileSync(path, "utf8"))),
@@ -79,12 +102,12 @@ export const nodeFs: FsShape = {
           let head: Uint8Array
           let tail: Uint8Array
           if (headLength + tailLength >= size) {
-            const whole = readInto(fd, new Uint8Array(size), 0)
+            const whole = readInto(fd, carve(size), 0)
             head = whole.subarray(0, Math.min(headLength, whole.length))
             tail = whole.subarray(Math.max(0, whole.length - tailLength))
           } else {
-            // One allocation for both ends.
-            const both = new Uint8Array(headLength + tailLength)
+            // One piece of the slab for both ends.
+            const both = carve(headLength + tailLength)
             head = readInto(fd, both.subarray(0, headLength), 0)
             tail = readInto(fd, both.subarray(headLength), size - tailLength)
           }
