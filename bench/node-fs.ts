@@ -20,6 +20,7 @@ import {
 import { homedir, tmpdir } from "node:os"
 import { Effect, Layer, Stream } from "effect"
 import { type DirEntry, Fs, type FsShape } from "../sdk/plugin-api.ts"
+import { endsOfWhole, planEnds } from "../sdk/file-ends.ts"
 
 const orNull = <A>(f: () => A): A | null => {
   try {
@@ -97,19 +98,15 @@ export const nodeFs: FsShape = {
           const s = fstatSync(fd)
           if (!s.isFile()) return null
           const size = s.size
-          const headLength = Math.max(0, Math.min(Math.floor(headBytes), size))
-          const tailLength = Math.max(0, Math.min(Math.floor(tailBytes), size))
+          const plan = planEnds(size, headBytes, tailBytes)
           let head: Uint8Array
           let tail: Uint8Array
-          if (headLength + tailLength >= size) {
-            const whole = readInto(fd, carve(size), 0)
-            head = whole.subarray(0, Math.min(headLength, whole.length))
-            tail = whole.subarray(Math.max(0, whole.length - tailLength))
-          } else {
+          if (plan.whole) ({ head, tail } = endsOfWhole(readInto(fd, carve(size), 0), plan))
+          else {
             // One piece of the slab for both ends.
-            const both = carve(headLength + tailLength)
-            head = readInto(fd, both.subarray(0, headLength), 0)
-            tail = readInto(fd, both.subarray(headLength), size - tailLength)
+            const both = carve(plan.headLength + plan.tailLength)
+            head = readInto(fd, both.subarray(0, plan.headLength), 0)
+            tail = readInto(fd, both.subarray(plan.headLength), size - plan.tailLength)
           }
           return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
         } finally {

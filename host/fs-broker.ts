@@ -13,6 +13,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
 import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
+import { endsOfWhole, planEnds } from "../sdk/file-ends.ts"
 
 export interface FsBrokerOptions {
   readonly scopes: ScopeSet
@@ -54,18 +55,13 @@ const readEndsOf = async (
   const s = await handle.stat()
   if (!s.isFile()) return null
   const size = s.size
-  const headLength = Math.max(0, Math.min(Math.floor(headBytes), size))
-  const tailLength = Math.max(0, Math.min(Math.floor(tailBytes), size))
-  let head: Uint8Array
-  let tail: Uint8Array
-  if (headLength + tailLength >= size) {
-    const whole = await readAt(handle, size, 0)
-    head = whole.subarray(0, Math.min(headLength, whole.length))
-    tail = whole.subarray(Math.max(0, whole.length - tailLength))
-  } else {
-    head = await readAt(handle, headLength, 0)
-    tail = await readAt(handle, tailLength, size - tailLength)
-  }
+  const plan = planEnds(size, headBytes, tailBytes)
+  const { head, tail } = plan.whole
+    ? endsOfWhole(await readAt(handle, size, 0), plan)
+    : {
+        head: await readAt(handle, plan.headLength, 0),
+        tail: await readAt(handle, plan.tailLength, size - plan.tailLength),
+      }
   return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
 }
 

@@ -161,3 +161,16 @@ describe("FakePeer", () => {
     )
   })
 })
+
+describe("file ends", () => {
+  it("plans one whole read when the ends meet, two otherwise, clipped to the size", async () => {
+    const { endsOfWhole, planEnds } = await import("./file-ends.ts")
+    expect(planEnds(10, 4, 4)).toEqual({ headLength: 4, tailLength: 4, whole: false })
+    expect(planEnds(6, 4, 4)).toEqual({ headLength: 4, tailLength: 4, whole: true })
+    expect(planEnds(3, 8, 8.7)).toEqual({ headLength: 3, tailLength: 3, whole: true })
+    const bytes = new TextEncoder().encode("abcdef")
+    const { head, tail } = endsOfWhole(bytes, planEnds(6, 4, 4))
+    expect(new TextDecoder().decode(head)).toBe("abcd")
+    expect(new TextDecoder().decode(tail)).toBe("cdef")
+  })
+})
