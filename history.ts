@@ -191,6 +191,27 @@ const encoder = new TextEncoder()
 const USER_TYPE = encoder.encode('"type":"user"')
 const SIDECHAIN_TRUE = encoder.encode('"isSidechain":true')
 
+/**
+ * promptOf's answer for the usual first prompt, without its general walk:
+ * a message of one text (a string or a single text block) with no markup
+ * (`<`: harness text, commands, task notifications) and none of the keys
+ * promptOf looks at. Undefined when unsure: ask promptOf.
+ */
+const plainPromptOf = (record: StoredRecord): string | undefined => {
+  if (record.isMeta !== undefined || record.isCompactSummary !== undefined || record.origin !== undefined)
+    return undefined
+  const message = record.message as { content?: unknown } | null | undefined
+  if (typeof message !== "object" || message === null) return undefined
+  const content = message.content
+  let text: unknown
+  if (typeof content === "string") text = content
+  else if (Array.isArray(content) && content.length === 1) {
+    const block = content[0] as { type?: unknown; text?: unknown } | null
+    if (typeof block === "object" && block !== null && block.type === "text") text = block.text
+  }
+  return typeof text === "string" && text.indexOf("<") < 0 ? text : undefined
+}
+
 /** What the first bytes of a transcript say: the first prompt, when it began, where. */
 const headFacts = (head: Cut): HeadFacts => {
   const bytes = head.bytes
@@ -223,20 +244,18 @@ const headFacts = (head: Cut): HeadFacts => {
       break
     }
     if (typeof record.cwd === "string") cwd ??= record.cwd
-    const found = promptOf(record)
-    if (found !== null && found.text.trim() !== "") prompt = firstLineOf(found.text)
+    const text = plainPromptOf(record) ?? promptOf(record)?.text
+    if (text !== undefined && text.trim() !== "") prompt = firstLineOf(text)
   }
-  return {
-    sidechain,
-    ...(prompt === undefined ? {} : { prompt }),
-    ...(cwd === undefined ? {} : { cwd }),
-    ...withValue("created", firstStringField(head, "timestamp")),
-    ...withValue("branch", lastStringField(head, "gitBranch")),
-  }
+  const facts: Mutable<HeadFacts> = { sidechain }
+  if (prompt !== undefined) facts.prompt = prompt
+  if (cwd !== undefined) facts.cwd = cwd
+  const created = firstStringField(head, "timestamp")
+  if (created !== undefined) facts.created = created
+  const branch = lastStringField(head, "gitBranch")
+  if (branch !== undefined) facts.branch = branch
+  return facts
 }
-
-const withValue = <K extends string>(key: K, value: string | undefined) =>
-  (value === undefined ? {} : { [key]: value }) as { [P in K]?: string }
 
 // ---------------------------------------------------------------------------
 // list_sessions
@@ -334,24 +353,26 @@ const afterCursor = (cursor: string) => {
   return (k: Known) => k.mtimeMs < mtime || (k.mtimeMs === mtime && k.c.id > id)
 }
 
-const TITLE_END = encoder.encode('-title"')
-const CUSTOM_TITLE_TYPE = encoder.encode('"type":"custom-title"')
-const AI_TITLE_TYPE = encoder.encode('"type":"ai-title"')
+/** Both title keys end so; its capital T makes a rare anchor for the byte search. */
+const TITLE_KEY_END = encoder.encode('Title":"')
+const CUSTOM_TITLE_KEY = encoder.encode('"customTitle":"')
+const AI_TITLE_KEY = encoder.encode('"aiTitle":"')
 
 /** The last custom-title and ai-title records in `cut` (a tail or a head). */
 const titlesIn = (cut: Cut): { custom?: string; ai?: string } => {
   const bytes = cut.bytes
   const found: { custom?: string; ai?: string } = {}
-  let at = lastIndexOfBytes(bytes, TITLE_END)
+  let at = lastIndexOfBytes(bytes, TITLE_KEY_END)
   while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
-    const custom = at >= 14 && startsWith(bytes, CUSTOM_TITLE_TYPE, at - 14)
-    const ai = !custom && at >= 10 && startsWith(bytes, AI_TITLE_TYPE, at - 10)
+    const custom = at >= 7 && startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)
+    const ai = !custom && at >= 3 && startsWith(bytes, AI_TITLE_KEY, at - 3)
     if (custom || ai) {
       const record = lineAt(cut, at)
-      if (custom) found.custom ??= nonEmpty(record?.customTitle)
-      else found.ai ??= nonEmpty(record?.aiTitle)
+      if (custom) {
+        if (record?.type === "custom-title") found.custom ??= nonEmpty(record.customTitle)
+      } else if (record?.type === "ai-title") found.ai ??= nonEmpty(record.aiTitle)
     }
-    at = at > 0 ? lastIndexOfBytes(bytes, TITLE_END, at - 1) : -1
+    at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
   }
   return found
 }
@@ -390,10 +411,12 @@ const lenientDecoder = new TextDecoder()
 
 /**
  * One session's list entry from its two ends (null: the file is no session),
- * stored on `k`. No further read unless the first prompt lies beyond the
- * head or the session has a folder that may hold a rename's title file.
+ * stored on `k`, in plain synchronous code: most files need nothing more.
+ * The rare rest (the first prompt lies beyond the head, or the session has
+ * a folder that may hold a rename's title file) get back the further read
+ * to run, which stores the entry when it is done.
  */
-const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<Known> => {
+const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<void> | undefined => {
   const whole = ends.size <= ends.head.length
   const head: Cut = { bytes: ends.head, cutStart: false, cutEnd: !whole }
   const facts = headFacts(head)
@@ -401,7 +424,7 @@ const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<Known> 
     return Effect.flatMap(fs.readRange(k.c.path, 0, LONG_HEAD_BYTES), (bytes) => {
       const longer =
         bytes === null ? facts : headFacts({ bytes, cutStart: false, cutEnd: ends.size > bytes.length })
-      return finish(fs, k, ends, longer, head, whole)
+      return finish(fs, k, ends, longer, head, whole) ?? Effect.void
     })
   return finish(fs, k, ends, facts, head, whole)
 }
@@ -413,19 +436,18 @@ const finish = (
   facts: HeadFacts,
   head: Cut,
   whole: boolean,
-): Effect.Effect<Known> => {
+): Effect.Effect<void> | undefined => {
   if (facts.sidechain) {
     k.summary = null
-    return Effect.succeed(k)
+    return undefined
   }
   const tail: Cut = whole ? head : { bytes: ends.tail, cutStart: ends.size > ends.tail.length, cutEnd: false }
   if (!k.c.hasFolder) {
     k.summary = summaryOf(k, ends, facts, head, tail, undefined)
-    return Effect.succeed(k)
+    return undefined
   }
   return Effect.map(fs.read(join(k.c.dir, k.c.id, "custom-title.json")), (text) => {
     k.summary = summaryOf(k, ends, facts, head, tail, titleOfSidecar(text))
-    return k
   })
 }
 
@@ -437,8 +459,10 @@ const summaryOf = (
   tail: Cut,
   sidecar: string | undefined,
 ): SessionSummary | null => {
-  const inTail = titlesIn(tail)
-  const inHead = ends.size <= TAIL_BYTES ? {} : titlesIn(head)
+  // Searched only as far as the order below needs: a custom title in the tail is the usual answer.
+  const inTail = sidecar !== undefined ? {} : titlesIn(tail)
+  const inHead =
+    sidecar !== undefined || inTail.custom !== undefined || ends.size <= TAIL_BYTES ? {} : titlesIn(head)
   const title = sidecar ?? inTail.custom ?? inHead.custom ?? inTail.ai ?? inHead.ai ?? facts.prompt
   if (title === undefined) return null
   const branch = lastStringField(tail, "gitBranch") ?? facts.branch
@@ -572,11 +596,16 @@ export const listSessions = (
     const statFirst = params.cursor !== undefined || limit < candidates.length
     /** Files summarized now: their entries are new. */
     const fresh: Known[] = []
+    /** The further reads of files whose summary needs one (see summarize). */
+    const later: Effect.Effect<void>[] = []
 
-    const read = (k: Known, ends: FileEnds) => {
+    const read = (k: Known, ends: FileEnds): Known => {
       fresh.push(k)
-      return summarize(fs, k, ends)
+      const more = summarize(fs, k, ends)
+      if (more !== undefined) later.push(more)
+      return k
     }
+    const finishLater = Effect.suspend(() => inLanes(later.splice(0), (more) => more))
     const known = yield* inLanes(candidates, (c): Effect.Effect<Known | null> => {
       const entry = cache[c.path]
       if (statFirst || entry !== undefined)
@@ -587,10 +616,11 @@ export const listSessions = (
           if (hit !== undefined) k.summary = hit
           return k
         })
-      return Effect.flatMap(readEnds(c.path, HEAD_BYTES, TAIL_BYTES), (ends) =>
-        ends === null ? Effect.succeed(null) : read({ c, size: ends.size, mtimeMs: ends.mtimeMs }, ends),
+      return Effect.map(readEnds(c.path, HEAD_BYTES, TAIL_BYTES), (ends) =>
+        ends === null ? null : read({ c, size: ends.size, mtimeMs: ends.mtimeMs }, ends),
       )
     })
+    yield* finishLater
     const all = known.filter((k): k is Known => k !== null).sort(newestFirst)
     const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
 
@@ -603,12 +633,12 @@ export const listSessions = (
       yield* inLanes(
         batch.filter((k) => k.summary === undefined),
         (k): Effect.Effect<unknown> =>
-          Effect.flatMap(readEnds(k.c.path, HEAD_BYTES, TAIL_BYTES), (ends) => {
-            if (ends !== null) return read(k, ends)
-            k.summary = null
-            return Effect.void
+          Effect.map(readEnds(k.c.path, HEAD_BYTES, TAIL_BYTES), (ends) => {
+            if (ends !== null) read(k, ends)
+            else k.summary = null
           }),
       )
+      yield* finishLater
       for (const k of batch) if (k.summary) sessions.push(k.summary)
     }
 

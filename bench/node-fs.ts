@@ -50,10 +50,12 @@ const readInto = (fd: number, bytes: Uint8Array, position: number): Uint8Array =
  * bookkeeping, which a cold list of a thousand files feels. A carved piece is
  * never handed out twice, so the caller may keep it (it keeps the slab alive).
  */
-const SLAB_BYTES = 256 * 1024
+const SLAB_BYTES = 64 * 1024
 const SLAB_MAX_PIECE = 16 * 1024
 let slab = new Uint8Array(0)
 let slabUsed = 0
+/** Where both ends are read before they are copied out (see readEnds). */
+let scratch = new Uint8Array(0)
 
 const carve = (length: number): Uint8Array => {
   if (length > SLAB_MAX_PIECE) return new Uint8Array(length)
@@ -103,10 +105,16 @@ export const nodeFs: FsShape = {
           let tail: Uint8Array
           if (plan.whole) ({ head, tail } = endsOfWhole(readInto(fd, carve(size), 0), plan))
           else {
-            // One piece of the slab for both ends.
-            const both = carve(plan.headLength + plan.tailLength)
-            head = readInto(fd, both.subarray(0, plan.headLength), 0)
-            tail = readInto(fd, both.subarray(plan.headLength), size - plan.tailLength)
+            // Read into one reused scratch buffer (its pages are already mapped, so the
+            // kernel's copy takes no page faults), then copy into one piece of the slab.
+            const n = plan.headLength + plan.tailLength
+            if (scratch.length < n) scratch = new Uint8Array(n)
+            const h = readInto(fd, scratch.subarray(0, plan.headLength), 0)
+            const t = readInto(fd, scratch.subarray(plan.headLength, n), size - plan.tailLength)
+            const both = carve(n)
+            both.set(scratch.subarray(0, n))
+            head = both.subarray(0, h.length)
+            tail = both.subarray(plan.headLength, plan.headLength + t.length)
           }
           return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
         } finally {
