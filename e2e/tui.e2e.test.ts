@@ -2,7 +2,9 @@
  * `npm start` end to end: the front end in a real pseudo-terminal (tmux)
  * driving the plugin in host/ and the real CLI against the demo's scripted
  * model. Answers an approval (once, then "always"), a question, and checks the
- * screen for the diff, the plan and the subagent's task. Then the one-shot
+ * screen for the diff, the plan and the subagent's task, then cancels a slow
+ * Bash call with Ctrl-C and gets the prompt back. Ctrl-C twice at an idle
+ * prompt quits. Then the one-shot
  * form exits 0. `UPDATE_SCREEN=1` writes the captured screen to
  * docs/screen.txt.
  */
@@ -10,11 +12,14 @@ import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { SLOW_COMMAND } from "../testkit/demo.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
 const tsx = join(repoRoot, "node_modules", ".bin", "tsx")
 const socket = `cvg-tui-e2e-${process.pid}`
 const SESSION = "demo"
+/** A second front end, for Ctrl-C with no run open. */
+const IDLE_SESSION = "idle"
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0
 
@@ -22,12 +27,16 @@ const tmux = (...args: string[]): string =>
   execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
 /** The whole screen, scrollback included, wrapped lines joined. */
-const screen = (): string => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", SESSION)
+const screen = (session = SESSION): string => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session)
 
-const waitForScreen = async (match: RegExp | string, timeoutMs = 60_000): Promise<string> => {
+const waitForScreen = async (
+  match: RegExp | string,
+  timeoutMs = 60_000,
+  session = SESSION,
+): Promise<string> => {
   const until = Date.now() + timeoutMs
   for (;;) {
-    const text = screen()
+    const text = screen(session)
     if (typeof match === "string" ? text.includes(match) : match.test(text)) return text
     if (Date.now() > until)
       throw new Error(`the screen never showed ${String(match)} within ${timeoutMs} ms; it shows:\n${text}`)
@@ -77,7 +86,7 @@ describe("npm start in a terminal (demo)", () => {
     if (hasTmux) spawnSync("tmux", ["-L", socket, "kill-server"])
   })
 
-  it("runs the demo: approval, diff, plan, subagent task, question, usage; /quit exits 0", async () => {
+  it("runs the demo: approval, diff, plan, subagent task, question, usage; Ctrl-C cancels a run; /quit exits 0", async () => {
     const start = await waitForScreen(/^› $/m, 90_000)
     expect(start).toContain("DEMO — the model is scripted")
     const workspace = /workspace (\/\S+)/.exec(start)?.[1]
@@ -123,11 +132,48 @@ describe("npm start in a terminal (demo)", () => {
 
     if (process.env.UPDATE_SCREEN) writeFileSync(join(repoRoot, "docs", "screen.txt"), forDocs(screen()))
 
+    // Ctrl-C cancels a run mid-step: after its script the demo answers "slow"
+    // with a 30 s Bash call that runs without asking.
+    type("slow down please")
+    await waitForScreen(`⏺ Bash $ ${SLOW_COMMAND}`)
+    const cancelAt = Date.now()
+    tmux("send-keys", "-t", SESSION, "C-c")
+    const cancelledScreen = await waitForScreen(/── Cancelled[^\n]*\n(.*\n)*?› $/m, 12_000)
+    const cancelled = cancelledScreen.slice(cancelledScreen.lastIndexOf("› slow down please"))
+    expect(Date.now() - cancelAt).toBeLessThan(12_000)
+    expect(cancelled).not.toContain("allow Bash?")
+    expect(cancelled).toContain("⊘ Cancelling the run… (Ctrl-C again to quit)")
+    expect(cancelled).toMatch(/ {2}⎿ ⊘ Cancelled\n/)
+    expect(cancelled).not.toContain("The slow command finished")
+
     type("/quit")
     await waitForScreen("EXITED 0", 30_000)
     // No CLI of this demo outlives the front end.
     expect(processesFor(workspace!)).toEqual([])
   }, 240_000)
+
+  it("Ctrl-C twice with no run open quits with exit 0", async () => {
+    tmux(
+      "new-session",
+      "-d",
+      "-s",
+      IDLE_SESSION,
+      "-x",
+      "160",
+      "-y",
+      "50",
+      "-c",
+      repoRoot,
+      `TERM=xterm-256color ${tsx} host/cli.ts --demo; echo "EXITED $?"; sleep 60`,
+    )
+    const start = await waitForScreen(/^› $/m, 90_000, IDLE_SESSION)
+    const workspace = /workspace (\/\S+)/.exec(start)?.[1]
+    tmux("send-keys", "-t", IDLE_SESSION, "C-c")
+    await waitForScreen("(Ctrl-C again, or /quit, to leave)", 10_000, IDLE_SESSION)
+    tmux("send-keys", "-t", IDLE_SESSION, "C-c")
+    await waitForScreen("EXITED 0", 30_000, IDLE_SESSION)
+    expect(processesFor(workspace!)).toEqual([])
+  }, 120_000)
 
   it('`npm start -- "<prompt>"` in demo mode runs to the end and exits 0', async () => {
     const child = spawn(tsx, ["host/cli.ts", "--demo", "Show me around"], {

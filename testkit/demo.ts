@@ -1,7 +1,8 @@
 // The built-in demo: a scripted model conversation that shows every kind of
 // event the front end draws (thinking and text, a plan, a Bash call that asks
-// for approval, Write then Edit with a diff, a subagent, a question). `npm
-// start` serves it on 127.0.0.1 when no login is found (host/tui/demo-env.ts).
+// for approval, Write then Edit with a diff, a subagent, a question; then, on
+// a prompt saying "slow", a long Bash call to interrupt). `npm start` serves
+// it on 127.0.0.1 when no login is found (host/tui/demo-env.ts).
 
 import { join } from "node:path"
 import {
@@ -28,6 +29,13 @@ export const DEMO_ENV: Readonly<Record<string, string>> = {
 
 /** The subagent's report, quoted by the main conversation. */
 const CHECKED = 'hello.py defines greet() and prints "Hello, world" when run.'
+
+/**
+ * After the script, a prompt with the word "slow" gets this read-only Bash
+ * call (the CLI runs it without asking): a long step for Ctrl-C to cancel.
+ * Not a bare `sleep 30`: the CLI blocks a command that starts with a long sleep.
+ */
+export const SLOW_COMMAND = "echo 'waiting 30 s' && sleep 30"
 
 export const DEMO_QUESTION = "Which greeting should the script print?"
 
@@ -155,12 +163,20 @@ export function demoScenario(workspace: string): Scenario {
         ],
       },
     ],
-    exhausted: () =>
-      message([
+    exhausted: (conversation, req) => {
+      if (conversation === "main" && req.toolResults().length > 0)
+        return say([text(`The slow command finished: ${lastResult(req) || "(no output)"}.`)])
+      if (conversation === "main" && /\bslow\b/i.test(req.lastUserText()))
+        return say([
+          text("A slow command, so you can interrupt it with Ctrl-C."),
+          toolUse("Bash", { command: SLOW_COMMAND, description: "Wait 30 seconds" }),
+        ])
+      return message([
         text(
           "The demo script has ended. Log in with `claude auth login` (or set ANTHROPIC_API_KEY) " +
             "and run `npm start` again to talk to the real model; `/quit` leaves.",
         ),
-      ]),
+      ])
+    },
   }
 }
