@@ -26,6 +26,23 @@ const hasTmux = spawnSync("tmux", ["-V"]).status === 0
 const tmux = (...args: string[]): string =>
   execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
+/** `npm start --demo` in a detached 160x50 tmux pane; the pane prints the exit code and lingers for reading. */
+const startDemoPane = (session: string): void => {
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    "160",
+    "-y",
+    "50",
+    "-c",
+    repoRoot,
+    `TERM=xterm-256color ${tsx} host/cli.ts --demo; echo "EXITED $?"; sleep 60`,
+  )
+}
+
 /** The whole screen, scrollback included, wrapped lines joined. */
 const screen = (session = SESSION): string => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session)
 
@@ -67,19 +84,7 @@ const forDocs = (text: string): string =>
 describe("npm start in a terminal (demo)", () => {
   beforeAll(() => {
     if (!hasTmux) throw new Error("tmux is needed for this test: apt-get install -y tmux")
-    tmux(
-      "new-session",
-      "-d",
-      "-s",
-      SESSION,
-      "-x",
-      "160",
-      "-y",
-      "50",
-      "-c",
-      repoRoot,
-      `TERM=xterm-256color ${tsx} host/cli.ts --demo; echo "EXITED $?"; sleep 60`,
-    )
+    startDemoPane(SESSION)
     tmux("set-option", "-t", SESSION, "history-limit", "5000")
   })
   afterAll(() => {
@@ -153,19 +158,7 @@ describe("npm start in a terminal (demo)", () => {
   }, 240_000)
 
   it("Ctrl-C twice with no run open quits with exit 0", async () => {
-    tmux(
-      "new-session",
-      "-d",
-      "-s",
-      IDLE_SESSION,
-      "-x",
-      "160",
-      "-y",
-      "50",
-      "-c",
-      repoRoot,
-      `TERM=xterm-256color ${tsx} host/cli.ts --demo; echo "EXITED $?"; sleep 60`,
-    )
+    startDemoPane(IDLE_SESSION)
     const start = await waitForScreen(/^› $/m, 90_000, IDLE_SESSION)
     const workspace = /workspace (\/\S+)/.exec(start)?.[1]
     tmux("send-keys", "-t", IDLE_SESSION, "C-c")
