@@ -140,28 +140,56 @@ describe("both ends of a file", () => {
     e === null ? null : { head: decoder.decode(e.head), tail: decoder.decode(e.tail), size: e.size }
   const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
 
+  /** One file's ends through `endsReader(fs)`, shown as text while lent. */
+  const one = (fs: FsShape) => (path: string, head: number, tail: number) => {
+    let shown: ReturnType<typeof show> | undefined
+    return Effect.map(
+      endsReader(fs)([path], head, tail, (_, e) => {
+        shown = show(e)
+      }),
+      () => shown,
+    )
+  }
+
   it("gives the head, the tail and the size, by readEnds or by stat and ranges alike", async () => {
     for (const fs of [ends, ranges]) {
-      const read = endsReader(fs)
-      expect(show(await run(read("/c/t.jsonl", 4, 4)))).toEqual({
+      const read = one(fs)
+      expect(await run(read("/c/t.jsonl", 4, 4))).toEqual({
         head: "HEAD",
         tail: "TAIL",
         size: text.length,
       })
       // The head holds the whole file: the tail is its end.
-      expect(show(await run(read("/c/small.jsonl", 100, 2)))).toEqual({ head: "tiny", tail: "ny", size: 4 })
+      expect(await run(read("/c/small.jsonl", 100, 2))).toEqual({ head: "tiny", tail: "ny", size: 4 })
       expect(await run(read("/c/none", 4, 4))).toBeNull()
       expect(await run(read("/c/dir", 4, 4))).toBeNull()
     }
     expect(endsReader(ends)).toBe(ends.readEnds)
   })
 
+  it("visits every path of a call once, by readEnds or by stat and ranges alike", async () => {
+    for (const fs of [ends, ranges]) {
+      const seen: Array<[number, string | null]> = []
+      await run(
+        endsReader(fs)(["/c/none", "/c/t.jsonl", "/c/small.jsonl", "/c/dir"], 2, 2, (i, e) => {
+          seen.push([i, e && decoder.decode(e.head)])
+        }),
+      )
+      expect(seen.sort((a, b) => a[0] - b[0])).toEqual([
+        [0, null],
+        [1, "HE"],
+        [2, "ti"],
+        [3, null],
+      ])
+    }
+  })
+
   it("without readEnds: one stat, then one range when the ends meet, two when they do not", async () => {
     calls.length = 0
-    await run(endsReader(ranges)("/c/t.jsonl", 4, 4))
+    await run(one(ranges)("/c/t.jsonl", 4, 4))
     expect(calls).toEqual(["stat /c/t.jsonl", "range 0-4", `range ${text.length - 4}-${text.length}`])
     calls.length = 0
-    await run(endsReader(ranges)("/c/t.jsonl", 30, 30))
+    await run(one(ranges)("/c/t.jsonl", 30, 30))
     expect(calls).toEqual(["stat /c/t.jsonl", `range 0-${text.length}`])
   })
 

@@ -6,6 +6,7 @@
  * caller skip a line by its first bytes without ever decoding it.
  */
 import { Effect, Stream } from "effect"
+import { endsOfWhole, planEnds } from "./sdk/file-ends.ts"
 import { type FileEnds, Fs, type FsShape } from "./sdk/plugin-api.ts"
 
 const lenient = new TextDecoder()
@@ -62,15 +63,32 @@ export const readTail = (
     return data === null ? null : decodeText(data)
   })
 
+/** Both ends of many files, each visited once (in any order) with bytes lent for that visit (FsShape.readEnds). */
+export type EndsReader = (
+  paths: ReadonlyArray<string>,
+  headBytes: number,
+  tailBytes: number,
+  visit: (index: number, ends: FileEnds | null) => void,
+) => Effect.Effect<void>
+
+/** Files read at once by the fallback: enough to keep an asynchronous broker's I/O busy. */
+const FALLBACK_CONCURRENCY = 16
+
 /**
- * A reader of files' two ends (head, tail, size, times): the broker's
- * one-open `readEnds` when it has one, else `stat` and one or two byte ranges.
- * Take it once and call it per file: the listing calls it a thousand times.
+ * A reader of files' two ends: the broker's one-open-per-file `readEnds`
+ * when it has one, else `stat` and one or two byte ranges per file.
  */
-export const endsReader = (
-  fs: FsShape,
-): ((path: string, headBytes: number, tailBytes: number) => Effect.Effect<FileEnds | null>) =>
-  fs.readEnds ?? ((path, headBytes, tailBytes) => endsByRanges(fs, path, headBytes, tailBytes))
+export const endsReader = (fs: FsShape): EndsReader =>
+  fs.readEnds ??
+  ((paths, headBytes, tailBytes, visit) =>
+    Effect.forEach(
+      paths,
+      (path, i) =>
+        Effect.map(endsByRanges(fs, path, headBytes, tailBytes), (ends) => {
+          visit(i, ends)
+        }),
+      { concurrency: FALLBACK_CONCURRENCY, discard: true },
+    ))
 
 const endsByRanges = (
   fs: FsShape,
@@ -82,27 +100,30 @@ const endsByRanges = (
     const stat = yield* fs.stat(path)
     if (stat === null || stat.kind !== "file") return null
     const { size, mtimeMs, birthtimeMs } = stat
-    const headLength = Math.max(0, Math.min(headBytes, size))
-    const tailLength = Math.max(0, Math.min(tailBytes, size))
-    if (headLength + tailLength >= size) {
+    const plan = planEnds(size, headBytes, tailBytes)
+    if (plan.whole) {
       const whole = yield* fs.readRange(path, 0, size)
-      if (whole === null) return null
-      const head = whole.subarray(0, Math.min(headLength, whole.length))
-      const tail = whole.subarray(Math.max(0, whole.length - tailLength))
-      return { head, tail, size, mtimeMs, birthtimeMs }
+      return whole === null ? null : { ...endsOfWhole(whole, plan), size, mtimeMs, birthtimeMs }
     }
-    const head = yield* fs.readRange(path, 0, headLength)
-    const tail = yield* fs.readRange(path, size - tailLength, size)
+    const head = yield* fs.readRange(path, 0, plan.headLength)
+    const tail = yield* fs.readRange(path, size - plan.tailLength, size)
     if (head === null || tail === null) return null
     return { head, tail, size, mtimeMs, birthtimeMs }
   })
 
-/** A file's head and tail with its size and times (see endsReader), or null. */
+/** One file's head and tail with its size and times (see endsReader), or null; its bytes are the caller's. */
 export const readEnds = (
   path: string,
   headBytes: number,
   tailBytes: number,
-): Effect.Effect<FileEnds | null, never, Fs> => Fs.use((fs) => endsReader(fs)(path, headBytes, tailBytes))
+): Effect.Effect<FileEnds | null, never, Fs> =>
+  Fs.use((fs) => {
+    let found: FileEnds | null = null
+    const keep = (_: number, ends: FileEnds | null) => {
+      found = ends && { ...ends, head: ends.head.slice(), tail: ends.tail.slice() }
+    }
+    return Effect.map(endsReader(fs)([path], headBytes, tailBytes, keep), () => found)
+  })
 
 /**
  * Decides from a line's first bytes (at most `LinePrefix` of them) whether

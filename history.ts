@@ -11,11 +11,24 @@
  *   `parentUuid` and `uuid` are picked out of its bytes.
  */
 import { Effect } from "effect"
+import { lastIndexOfBytes, needle, startsWith, stringEnd } from "./bytes.ts"
 import { decodeText, endsReader, forEachLineBytes } from "./files.ts"
 import { isInterruptText, promptOf, recordsToItems, recordText, type StoredRecord } from "./records.ts"
 import { type FileEnds, Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary, SessionTranscript } from "./sdk/protocol.ts"
+import {
+  type FileFacts,
+  type HeadFacts,
+  headFacts,
+  needHeadTitles,
+  summaryOf,
+  type TailFacts,
+  type Titles,
+  tailFacts,
+  titleOfSidecar,
+  titlesIn,
+} from "./session-summary.ts"
 import { attachSubagents } from "./subagents.ts"
 
 // ---------------------------------------------------------------------------
@@ -49,213 +62,6 @@ export const projectDir = (configDir: string, cwd: string): Effect.Effect<string
 export const sessionFile = (dir: string, cliSessionId: string): string => join(dir, `${cliSessionId}.jsonl`)
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-// ---------------------------------------------------------------------------
-// Picking fields out of raw text (head and tail reads, never whole files)
-
-/** The character at `at` follows an odd run of backslashes (it is escaped). */
-const isEscaped = (text: string, at: number): boolean => {
-  let n = 0
-  while (at - 1 - n >= 0 && text.charCodeAt(at - 1 - n) === 92 /* \ */) n++
-  return n % 2 === 1
-}
-
-/** A literal's text cut at the end of a read: drop a cut escape (`\`, or `\u` with fewer than four digits). */
-const trimCutEscape = (raw: string): string => {
-  const unicode = /\\u[0-9a-fA-F]{0,3}$/.exec(raw)
-  if (unicode !== null && !isEscaped(raw, unicode.index)) return raw.slice(0, unicode.index)
-  return isEscaped(raw, raw.length) ? raw.slice(0, -1) : raw
-}
-
-/** Decode a JSON string literal whose opening quote ends at `from`; a cut-off literal gives what is there. */
-const jsonStringAt = (text: string, from: number): string | undefined => {
-  // The closing quote is the first one no backslash escapes (native searches, no loop over characters).
-  let end = text.indexOf('"', from)
-  while (end > 0 && isEscaped(text, end)) end = text.indexOf('"', end + 1)
-  const cut = end < 0
-  let raw = text.slice(from, cut ? text.length : end)
-  // Most values hold no escape: no need for the JSON parser.
-  if (raw.indexOf("\\") < 0) return raw
-  if (cut) raw = trimCutEscape(raw)
-  try {
-    return JSON.parse(`"${raw}"`) as string
-  } catch {
-    return undefined
-  }
-}
-
-/** The first line of a prompt that is not blank, trimmed (records.ts `firstLine`, without splitting the whole text). */
-const firstLineOf = (text: string): string => {
-  let at = 0
-  for (;;) {
-    const nl = text.indexOf("\n", at)
-    const line = text.slice(at, nl < 0 ? text.length : nl).trim()
-    if (line !== "" || nl < 0) return line
-    at = nl + 1
-  }
-}
-
-/**
- * Bytes read from one end of a file. The list searches them as bytes (every
- * key it looks for is ASCII, and no byte of a multi-byte character is ASCII)
- * and decodes only the values and lines it keeps.
- */
-interface Cut {
-  readonly bytes: Uint8Array
-  /** The read began inside the file (a line, even a character, may be cut at the start). */
-  readonly cutStart: boolean
-  /** The read stopped before the file's end. */
-  readonly cutEnd: boolean
-}
-
-/** `bytes[from, to)` of `cut` as text, a character split by the read's cuts dropped. */
-const textOf = (cut: Cut, from: number, to: number): string =>
-  decodeCut(cut.bytes.subarray(from, to), cut.cutStart && from === 0, cut.cutEnd && to === cut.bytes.length)
-
-/** The JSON string literal whose opening quote is at `quote`, decoded; a literal cut by the read gives what is there. */
-const stringAt = (cut: Cut, quote: number): string | undefined => {
-  const close = stringEnd(cut.bytes, quote)
-  return jsonStringAt(textOf(cut, quote + 1, close < 0 ? cut.bytes.length : close + 1), 0)
-}
-
-const fieldMarkers = new Map<string, Uint8Array>()
-const fieldMarker = (key: string): Uint8Array => {
-  let marker = fieldMarkers.get(key)
-  if (marker === undefined) {
-    marker = encoder.encode(`"${key}":"`)
-    fieldMarkers.set(key, marker)
-  }
-  return marker
-}
-
-/** The value of the last `"key":"…"` in `cut`. */
-const lastStringField = (cut: Cut, key: string): string | undefined => {
-  const marker = fieldMarker(key)
-  const at = lastIndexOfBytes(cut.bytes, marker)
-  return at < 0 ? undefined : stringAt(cut, at + marker.length - 1)
-}
-
-/** The value of the first `"key":"…"` in `cut`, searching `[from, to)`. */
-const firstStringField = (cut: Cut, key: string, from = 0, to = cut.bytes.length): string | undefined => {
-  const marker = fieldMarker(key)
-  const at = indexOfBytes(cut.bytes, marker, from, to)
-  return at < 0 ? undefined : stringAt(cut, at + marker.length - 1)
-}
-
-/** Letters from rarest to commonest in transcript JSON (hex digits last: ids are full of them). */
-const RARITY = "QZXJKVWYGBPUMHLSRNOTIqzxjkvwygpmuhlsrnoiABCDEFbcdfae"
-
-/** Where in `needle` to anchor a native one-byte search: its rarest letter (quotes and colons are everywhere). */
-const anchors = new WeakMap<Uint8Array, number>()
-const anchorOf = (needle: Uint8Array): number => {
-  let anchor = anchors.get(needle)
-  if (anchor === undefined) {
-    let best = RARITY.length
-    anchor = needle.length - 1
-    for (let i = 0; i < needle.length; i++) {
-      const rank = RARITY.indexOf(String.fromCharCode(needle[i] as number))
-      if (rank >= 0 && rank < best) {
-        best = rank
-        anchor = i
-      }
-    }
-    anchors.set(needle, anchor)
-  }
-  return anchor
-}
-
-/** The first index of `needle` in `bytes[from, to)`, or -1 (native search on its rarest byte). */
-const indexOfBytes = (bytes: Uint8Array, needle: Uint8Array, from = 0, to = bytes.length): number => {
-  const offset = anchorOf(needle)
-  const anchor = needle[offset] as number
-  const last = to - needle.length
-  let at = from + offset
-  while (at <= last + offset) {
-    at = bytes.indexOf(anchor, at)
-    if (at < 0 || at > last + offset) return -1
-    if (startsWith(bytes, needle, at - offset)) return at - offset
-    at++
-  }
-  return -1
-}
-
-interface HeadFacts {
-  readonly prompt?: string
-  readonly created?: string
-  readonly cwd?: string
-  readonly branch?: string
-  readonly sidechain: boolean
-}
-
-const encoder = new TextEncoder()
-const USER_TYPE = encoder.encode('"type":"user"')
-const SIDECHAIN_TRUE = encoder.encode('"isSidechain":true')
-
-/**
- * promptOf's answer for the usual first prompt, without its general walk:
- * a message of one text (a string or a single text block) with no markup
- * (`<`: harness text, commands, task notifications) and none of the keys
- * promptOf looks at. Undefined when unsure: ask promptOf.
- */
-const plainPromptOf = (record: StoredRecord): string | undefined => {
-  if (record.isMeta !== undefined || record.isCompactSummary !== undefined || record.origin !== undefined)
-    return undefined
-  const message = record.message as { content?: unknown } | null | undefined
-  if (typeof message !== "object" || message === null) return undefined
-  const content = message.content
-  let text: unknown
-  if (typeof content === "string") text = content
-  else if (Array.isArray(content) && content.length === 1) {
-    const block = content[0] as { type?: unknown; text?: unknown } | null
-    if (typeof block === "object" && block !== null && block.type === "text") text = block.text
-  }
-  return typeof text === "string" && text.indexOf("<") < 0 ? text : undefined
-}
-
-/** What the first bytes of a transcript say: the first prompt, when it began, where. */
-const headFacts = (head: Cut): HeadFacts => {
-  const bytes = head.bytes
-  let prompt: string | undefined
-  let cwd: string | undefined
-  let sidechain = false
-  let at = indexOfBytes(bytes, USER_TYPE)
-  while (at >= 0 && prompt === undefined) {
-    const start = bytes.lastIndexOf(10, at) + 1
-    const nl = bytes.indexOf(10, at)
-    const end = nl < 0 ? bytes.length : nl
-    at = nl < 0 ? -1 : indexOfBytes(bytes, USER_TYPE, nl)
-    if (nl < 0 && head.cutEnd) {
-      // The prompt runs past the head: take what the head holds of it
-      // (never parsed: a cut line only costs the parser an exception).
-      if (indexOfBytes(bytes, SIDECHAIN_TRUE, start, end) >= 0) sidechain = true
-      const text = firstStringField(head, "text", start, end) ?? firstStringField(head, "content", start, end)
-      if (text !== undefined) prompt = firstLineOf(text)
-      continue
-    }
-    let record: StoredRecord | undefined
-    try {
-      record = JSON.parse(textOf(head, start, end)) as StoredRecord
-    } catch {
-      continue
-    }
-    if (record.type !== "user") continue
-    if (record.isSidechain === true) {
-      sidechain = true
-      break
-    }
-    if (typeof record.cwd === "string") cwd ??= record.cwd
-    const text = plainPromptOf(record) ?? promptOf(record)?.text
-    if (text !== undefined && text.trim() !== "") prompt = firstLineOf(text)
-  }
-  const facts: Mutable<HeadFacts> = { sidechain }
-  if (prompt !== undefined) facts.prompt = prompt
-  if (cwd !== undefined) facts.cwd = cwd
-  const created = firstStringField(head, "timestamp")
-  if (created !== undefined) facts.created = created
-  const branch = lastStringField(head, "gitBranch")
-  if (branch !== undefined) facts.branch = branch
-  return facts
-}
 
 // ---------------------------------------------------------------------------
 // list_sessions
@@ -353,144 +159,55 @@ const afterCursor = (cursor: string) => {
   return (k: Known) => k.mtimeMs < mtime || (k.mtimeMs === mtime && k.c.id > id)
 }
 
-/** Both title keys end so; its capital T makes a rare anchor for the byte search. */
-const TITLE_KEY_END = encoder.encode('Title":"')
-const CUSTOM_TITLE_KEY = encoder.encode('"customTitle":"')
-const AI_TITLE_KEY = encoder.encode('"aiTitle":"')
-
-/** The last custom-title and ai-title records in `cut` (a tail or a head). */
-const titlesIn = (cut: Cut): { custom?: string; ai?: string } => {
-  const bytes = cut.bytes
-  const found: { custom?: string; ai?: string } = {}
-  let at = lastIndexOfBytes(bytes, TITLE_KEY_END)
-  while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
-    const custom = at >= 7 && startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)
-    const ai = !custom && at >= 3 && startsWith(bytes, AI_TITLE_KEY, at - 3)
-    if (custom || ai) {
-      const record = lineAt(cut, at)
-      if (custom) {
-        if (record?.type === "custom-title") found.custom ??= nonEmpty(record.customTitle)
-      } else if (record?.type === "ai-title") found.ai ??= nonEmpty(record.aiTitle)
-    }
-    at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
-  }
-  return found
-}
-
-/** The whole line around `at`, parsed (undefined when torn or not JSON). */
-const lineAt = (cut: Cut, at: number): StoredRecord | undefined => {
-  const start = cut.bytes.lastIndexOf(10, at) + 1
-  const nl = cut.bytes.indexOf(10, at)
-  try {
-    return JSON.parse(textOf(cut, start, nl < 0 ? cut.bytes.length : nl)) as StoredRecord
-  } catch {
-    return undefined
-  }
-}
-
-/** Bytes cut from a file as text, a character split at either cut dropped (no replacement, no decoder fallback). */
-const decodeCut = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean): string => {
-  let from = 0
-  let to = bytes.length
-  // A continuation byte (10xxxxxx) at the start belongs to a character the cut split.
-  if (cutStart) while (from < to && from < 3 && ((bytes[from] as number) & 0xc0) === 0x80) from++
-  if (cutEnd) {
-    // Back up to the last lead byte; drop it when its character runs past the end.
-    let lead = to - 1
-    while (lead > from && to - lead < 4 && ((bytes[lead] as number) & 0xc0) === 0x80) lead--
-    const b = bytes[lead] as number
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1
-    if (lead + need > to) to = lead
-  }
-  // The lenient decoder: with the cut characters dropped, valid input decodes the same, and on
-  // Node 20 it is several times faster than the strict one on these small reads (measured).
-  return lenientDecoder.decode(from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to))
-}
-
-const lenientDecoder = new TextDecoder()
-
 /**
  * One session's list entry from its two ends (null: the file is no session),
  * stored on `k`, in plain synchronous code: most files need nothing more.
- * The rare rest (the first prompt lies beyond the head, or the session has
- * a folder that may hold a rename's title file) get back the further read
- * to run, which stores the entry when it is done.
+ * The ends' bytes are lent (FsShape.readEnds), so both are decoded here. The
+ * rare rest (the first prompt lies beyond the head, or the session has a
+ * folder that may hold a rename's title file) get back the further read to
+ * run, which stores the entry when it is done.
  */
 const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<void> | undefined => {
-  const whole = ends.size <= ends.head.length
-  const head: Cut = { bytes: ends.head, cutStart: false, cutEnd: !whole }
-  const facts = headFacts(head)
-  if (facts.prompt === undefined && !facts.sidechain && ends.size > HEAD_BYTES)
+  const facts = headFacts(ends.head, ends.size > ends.head.length)
+  if (facts.sidechain) {
+    k.summary = null
+    return undefined
+  }
+  const file = { id: k.c.id, size: k.size, mtimeMs: k.mtimeMs, birthtimeMs: ends.birthtimeMs }
+  // Without a prompt in the head, a longer head is read below and may hold no cwd either: take the tail's now.
+  const noPrompt = facts.prompt === undefined && ends.size > HEAD_BYTES
+  const tail = tailFacts(ends.tail, ends.size > ends.tail.length, noPrompt || facts.cwd === undefined)
+  const headTitles = needHeadTitles(tail) ? titlesIn(ends.head, false, ends.size > ends.head.length) : {}
+  if (noPrompt)
     return Effect.flatMap(fs.readRange(k.c.path, 0, LONG_HEAD_BYTES), (bytes) => {
-      const longer =
-        bytes === null ? facts : headFacts({ bytes, cutStart: false, cutEnd: ends.size > bytes.length })
-      return finish(fs, k, ends, longer, head, whole) ?? Effect.void
+      const longer = bytes === null ? facts : headFacts(bytes, ends.size > bytes.length)
+      return finish(fs, k, file, longer, headTitles, tail) ?? Effect.void
     })
-  return finish(fs, k, ends, facts, head, whole)
+  return finish(fs, k, file, facts, headTitles, tail)
 }
 
 const finish = (
   fs: FsShape,
   k: Known,
-  ends: FileEnds,
+  file: FileFacts,
   facts: HeadFacts,
-  head: Cut,
-  whole: boolean,
+  headTitles: Titles,
+  tail: TailFacts,
 ): Effect.Effect<void> | undefined => {
   if (facts.sidechain) {
     k.summary = null
     return undefined
   }
-  const tail: Cut = whole ? head : { bytes: ends.tail, cutStart: ends.size > ends.tail.length, cutEnd: false }
   if (!k.c.hasFolder) {
-    k.summary = summaryOf(k, ends, facts, head, tail, undefined)
+    k.summary = summaryOf(file, facts, headTitles, tail, undefined)
     return undefined
   }
   return Effect.map(fs.read(join(k.c.dir, k.c.id, "custom-title.json")), (text) => {
-    k.summary = summaryOf(k, ends, facts, head, tail, titleOfSidecar(text))
+    k.summary = summaryOf(file, facts, headTitles, tail, titleOfSidecar(text))
   })
 }
 
-const summaryOf = (
-  k: Known,
-  ends: FileEnds,
-  facts: HeadFacts,
-  head: Cut,
-  tail: Cut,
-  sidecar: string | undefined,
-): SessionSummary | null => {
-  // Searched only as far as the order below needs: a custom title in the tail is the usual answer.
-  const inTail = sidecar !== undefined ? {} : titlesIn(tail)
-  const inHead =
-    sidecar !== undefined || inTail.custom !== undefined || ends.size <= TAIL_BYTES ? {} : titlesIn(head)
-  const title = sidecar ?? inTail.custom ?? inHead.custom ?? inTail.ai ?? inHead.ai ?? facts.prompt
-  if (title === undefined) return null
-  const branch = lastStringField(tail, "gitBranch") ?? facts.branch
-  const cwd = facts.cwd ?? firstStringField(tail, "cwd")
-  const created = facts.created ?? (ends.birthtimeMs > 0 ? iso(ends.birthtimeMs) : undefined)
-  const summary: Mutable<SessionSummary> = {
-    session_id: k.c.id,
-    title,
-    modified_at: iso(k.mtimeMs),
-    size_bytes: k.size,
-  }
-  if (created !== undefined) summary.created_at = created
-  if (cwd !== undefined) summary.cwd = cwd
-  if (branch !== undefined) summary.branch = branch
-  return summary
-}
-
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
-/** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
-const titleOfSidecar = (text: string | null): string | undefined => {
-  if (text === null) return undefined
-  try {
-    return nonEmpty((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
-  } catch {
-    return undefined
-  }
-}
 
 const nonEmpty = (value: unknown): string | undefined =>
   typeof value === "string" && value.trim() !== "" ? value : undefined
@@ -599,28 +316,56 @@ export const listSessions = (
     /** The further reads of files whose summary needs one (see summarize). */
     const later: Effect.Effect<void>[] = []
 
-    const read = (k: Known, ends: FileEnds): Known => {
+    const read = (k: Known, ends: FileEnds): void => {
       fresh.push(k)
       const more = summarize(fs, k, ends)
       if (more !== undefined) later.push(more)
-      return k
     }
     const finishLater = Effect.suspend(() => inLanes(later.splice(0), (more) => more))
-    const known = yield* inLanes(candidates, (c): Effect.Effect<Known | null> => {
-      const entry = cache[c.path]
-      if (statFirst || entry !== undefined)
-        return Effect.map(fs.stat(c.path), (stat) => {
-          if (stat === null || stat.kind !== "file") return null
-          const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
-          const hit = cachedSummary(entry, k)
-          if (hit !== undefined) k.summary = hit
-          return k
-        })
-      return Effect.map(readEnds(c.path, HEAD_BYTES, TAIL_BYTES), (ends) =>
-        ends === null ? null : read({ c, size: ends.size, mtimeMs: ends.mtimeMs }, ends),
-      )
-    })
+    /** Both ends of each item's file, in one `readEnds` call; `got` is told each (the bytes lent for that call). */
+    const readEach = <A>(
+      items: ReadonlyArray<A>,
+      pathOf: (item: A) => string,
+      got: (item: A, ends: FileEnds | null) => void,
+    ) =>
+      items.length === 0
+        ? Effect.void
+        : readEnds(items.map(pathOf), HEAD_BYTES, TAIL_BYTES, (i, ends) => got(items[i] as A, ends))
+
+    // A file the cache knows (or any file, when only a page is read) is
+    // stat'ed; every other file is read and summarized at once.
+    const toStat: Candidate[] = []
+    const toRead: Candidate[] = []
+    for (const c of candidates) (statFirst || cache[c.path] !== undefined ? toStat : toRead).push(c)
+    const readNow: Known[] = []
+    const [statted] = yield* Effect.all(
+      [
+        inLanes(
+          toStat,
+          (c): Effect.Effect<Known | null> =>
+            Effect.map(fs.stat(c.path), (stat) => {
+              if (stat === null || stat.kind !== "file") return null
+              const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
+              const hit = cachedSummary(cache[c.path], k)
+              if (hit !== undefined) k.summary = hit
+              return k
+            }),
+        ),
+        readEach(
+          toRead,
+          (c) => c.path,
+          (c, ends) => {
+            if (ends === null) return
+            const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
+            readNow.push(k)
+            read(k, ends)
+          },
+        ),
+      ],
+      { concurrency: 2 },
+    )
     yield* finishLater
+    const known: Array<Known | null> = statted.concat(readNow)
     const all = known.filter((k): k is Known => k !== null).sort(newestFirst)
     const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
 
@@ -630,13 +375,13 @@ export const listSessions = (
     while (sessions.length < limit && next < ordered.length) {
       const batch = ordered.slice(next, next + (limit - sessions.length))
       next += batch.length
-      yield* inLanes(
+      yield* readEach(
         batch.filter((k) => k.summary === undefined),
-        (k): Effect.Effect<unknown> =>
-          Effect.map(readEnds(k.c.path, HEAD_BYTES, TAIL_BYTES), (ends) => {
-            if (ends !== null) read(k, ends)
-            else k.summary = null
-          }),
+        (k) => k.c.path,
+        (k, ends) => {
+          if (ends !== null) read(k, ends)
+          else k.summary = null
+        },
       )
       yield* finishLater
       for (const k of batch) if (k.summary) sessions.push(k.summary)
@@ -683,30 +428,17 @@ const updateCache = (
 // ---------------------------------------------------------------------------
 // Reading one transcript by the chain rule
 
+const encoder = new TextEncoder()
+
 const TYPE_OPEN = encoder.encode('{"type":"')
 const PARENT_OPEN = encoder.encode('{"parentUuid":')
 const SIDECHAIN_KEY = encoder.encode(',"isSidechain":')
 const ATTACHMENT_KEY = encoder.encode(',"attachment":')
-const ATTACHMENT_UUID = encoder.encode('"type":"attachment","uuid":"')
+const NULL = encoder.encode("null")
+const ATTACHMENT_UUID = needle('"type":"attachment","uuid":"')
 
 /** Top-level record types a transcript read needs; every other `{"type":…` line is skipped unread. */
 const WANTED_TYPES = new Set(["user", "assistant", "system", "summary", "custom-title", "ai-title"])
-
-const startsWith = (bytes: Uint8Array, prefix: Uint8Array, at = 0): boolean => {
-  if (bytes.length < at + prefix.length) return false
-  for (let i = 0; i < prefix.length; i++) if (bytes[at + i] !== prefix[i]) return false
-  return true
-}
-
-/** Where a JSON string starting at `at` (the opening quote) ends (index of the closing quote), or -1. */
-const stringEnd = (bytes: Uint8Array, at: number): number => {
-  for (let i = at + 1; i < bytes.length; i++) {
-    const c = bytes[i]
-    if (c === 92) i++
-    else if (c === 34) return i
-  }
-  return -1
-}
 
 const ascii = (bytes: Uint8Array, from: number, to: number): string => decodeText(bytes.subarray(from, to))
 
@@ -727,7 +459,7 @@ const classify = (prefix: Uint8Array): Read => {
       at = stringEnd(prefix, at)
       if (at < 0) return Read.Parse
       at++
-    } else if (startsWith(prefix, encoder.encode("null"), at)) at += 4
+    } else if (startsWith(prefix, NULL, at)) at += 4
     else return Read.Parse
     if (!startsWith(prefix, SIDECHAIN_KEY, at)) return Read.Parse
     at += SIDECHAIN_KEY.length
@@ -737,20 +469,6 @@ const classify = (prefix: Uint8Array): Read => {
     return startsWith(prefix, ATTACHMENT_KEY, at) ? Read.Link : Read.Parse
   }
   return Read.Parse
-}
-
-/** The last index (at most `from`) of `needle` in `bytes`, searching back (native search on its rarest byte). */
-const lastIndexOfBytes = (bytes: Uint8Array, needle: Uint8Array, from = bytes.length): number => {
-  const offset = anchorOf(needle)
-  const anchor = needle[offset] as number
-  let at = Math.min(bytes.length - needle.length, from) + offset
-  while (at >= offset) {
-    at = bytes.lastIndexOf(anchor, at)
-    if (at < offset) return -1
-    if (startsWith(bytes, needle, at - offset)) return at - offset
-    at--
-  }
-  return -1
 }
 
 /**
@@ -768,7 +486,7 @@ const attachmentLinks = (line: Uint8Array): { uuid: string; parent: string | nul
   }
   const key = lastIndexOfBytes(line, ATTACHMENT_UUID)
   if (key < 0) return null
-  const open = key + ATTACHMENT_UUID.length - 1
+  const open = key + ATTACHMENT_UUID.bytes.length - 1
   const close = stringEnd(line, open)
   if (close < 0) return null
   return { uuid: ascii(line, open + 1, close), parent }

@@ -19,8 +19,8 @@ import {
 } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { Effect, Layer, Stream } from "effect"
-import { type DirEntry, Fs, type FsShape } from "../sdk/plugin-api.ts"
-import { endsOfWhole, planEnds } from "../sdk/file-ends.ts"
+import { type DirEntry, type FileEnds, Fs, type FsShape } from "../sdk/plugin-api.ts"
+import { endsBufferBytes, endsIn, planEnds } from "../sdk/file-ends.ts"
 
 const orNull = <A>(f: () => A): A | null => {
   try {
@@ -32,42 +32,47 @@ const orNull = <A>(f: () => A): A | null => {
 
 const STREAM_CHUNK = 1024 * 1024
 
-/** Fill `bytes` from `position`; fewer when the file ends first. */
-const readInto = (fd: number, bytes: Uint8Array, position: number): Uint8Array => {
-  const length = bytes.length
+/** Fill `bytes` from `position`; the count read (fewer when the file ends first). */
+const readInto = (fd: number, bytes: Uint8Array, position: number): number => {
   let done = 0
-  while (done < length) {
-    const n = readSync(fd, bytes, done, length - done, position + done)
+  while (done < bytes.length) {
+    const n = readSync(fd, bytes, done, bytes.length - done, position + done)
     if (n === 0) break
     done += n
   }
-  return done === length ? bytes : bytes.subarray(0, done)
+  return done
 }
 
-/**
- * Small reads are carved out of a shared slab, as Node's Buffer pool does: a
- * fresh typed array per file costs an off-heap allocation and its GC
- * bookkeeping, which a cold list of a thousand files feels. A carved piece is
- * never handed out twice, so the caller may keep it (it keeps the slab alive).
- */
-const SLAB_BYTES = 64 * 1024
-const SLAB_MAX_PIECE = 16 * 1024
-let slab = new Uint8Array(0)
-let slabUsed = 0
-/** Where both ends are read before they are copied out (see readEnds). */
-let scratch = new Uint8Array(0)
-
-const carve = (length: number): Uint8Array => {
-  if (length > SLAB_MAX_PIECE) return new Uint8Array(length)
-  if (slabUsed + length > slab.length) {
-    slab = new Uint8Array(SLAB_BYTES)
-    slabUsed = 0
+/** One file's ends read into `buffer` (see sdk/file-ends.ts), or null when it is no regular file. */
+const readEndsInto = (
+  path: string,
+  buffer: Uint8Array,
+  headBytes: number,
+  tailBytes: number,
+): FileEnds | null => {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    const s = fstatSync(fd)
+    if (!s.isFile()) return null
+    const size = s.size
+    const plan = planEnds(size, headBytes, tailBytes)
+    const head = readInto(fd, buffer.subarray(0, plan.whole ? size : plan.headLength), 0)
+    const tail = plan.whole
+      ? 0
+      : readInto(
+          fd,
+          buffer.subarray(plan.headLength, plan.headLength + plan.tailLength),
+          size - plan.tailLength,
+        )
+    const ends = endsIn(buffer, plan, head, tail)
+    return { head: ends.head, tail: ends.tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
+  } finally {
+    closeSync(fd)
   }
-  const piece = slab.subarray(slabUsed, slabUsed + length)
-  // Keep pieces 8-byte aligned, as the pool does.
-  slabUsed += (length + 7) & ~7
-  return piece
 }
+
+/** Every file's ends go through this one buffer, lent to the visitor (see FsShape.readEnds). */
+let endsBuffer = new Uint8Array(0)
 
 export const nodeFs: FsShape = {
   paths: { home: homedir(), data: tmpdir() },
@@ -92,36 +97,16 @@ export const nodeFs: FsShape = {
         }
       }),
     ),
-  readEnds: (path, headBytes, tailBytes) =>
-    Effect.sync(() =>
-      orNull(() => {
-        const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
-        try {
-          const s = fstatSync(fd)
-          if (!s.isFile()) return null
-          const size = s.size
-          const plan = planEnds(size, headBytes, tailBytes)
-          let head: Uint8Array
-          let tail: Uint8Array
-          if (plan.whole) ({ head, tail } = endsOfWhole(readInto(fd, carve(size), 0), plan))
-          else {
-            // Read into one reused scratch buffer (its pages are already mapped, so the
-            // kernel's copy takes no page faults), then copy into one piece of the slab.
-            const n = plan.headLength + plan.tailLength
-            if (scratch.length < n) scratch = new Uint8Array(n)
-            const h = readInto(fd, scratch.subarray(0, plan.headLength), 0)
-            const t = readInto(fd, scratch.subarray(plan.headLength, n), size - plan.tailLength)
-            const both = carve(n)
-            both.set(scratch.subarray(0, n))
-            head = both.subarray(0, h.length)
-            tail = both.subarray(plan.headLength, plan.headLength + t.length)
-          }
-          return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
-        } finally {
-          closeSync(fd)
-        }
-      }),
-    ),
+  readEnds: (paths, headBytes, tailBytes, visit) =>
+    Effect.sync(() => {
+      const need = endsBufferBytes(headBytes, tailBytes)
+      if (endsBuffer.length < need) endsBuffer = new Uint8Array(need)
+      for (let i = 0; i < paths.length; i++)
+        visit(
+          i,
+          orNull(() => readEndsInto(paths[i] as string, endsBuffer, headBytes, tailBytes)),
+        )
+    }),
   stream: (path, start = 0) =>
     Effect.sync(() => {
       const ok = orNull(() => statSync(path).isFile())

@@ -8,6 +8,7 @@ import { lexicallyGranted } from "./fs-broker.ts"
 import { loadManifest, type Manifest } from "./manifest.ts"
 import { makeScopeSet } from "./scopes.ts"
 import { makeTempWorld, type TempWorld } from "./testing.ts"
+import type { FileEnds } from "../sdk/plugin-api.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
 const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
@@ -231,7 +232,18 @@ describe("fs operations", () => {
 
 describe("readEnds: head, tail, size and times with one open, under the same grant checks", () => {
   const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
-  const ends = (path: string, head: number, tail: number) => run(fs().readEnds!(path, head, tail))
+  /** Every path's ends, copied out of the lent bytes as each is visited. */
+  const endsOf = async (paths: ReadonlyArray<string>, head: number, tail: number) => {
+    const found = new Array<FileEnds | null | undefined>(paths.length)
+    await run(
+      fs().readEnds!(paths, head, tail, (i, e) => {
+        expect(found[i]).toBeUndefined()
+        found[i] = e && { ...e, head: e.head.slice(), tail: e.tail.slice() }
+      }),
+    )
+    return found
+  }
+  const ends = async (path: string, head: number, tail: number) => (await endsOf([path], head, tail))[0]
 
   it("reads both ends of a large file, and a small file once", async () => {
     const body = `HEAD${"x".repeat(100_000)}TAIL`
@@ -249,6 +261,30 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
     const both = await ends(small, 1000, 2)
     expect([text(both?.head), text(both?.tail), both?.size]).toEqual(["tiny", "ny", 4])
     expect(await ends("~/.claude/projects/-ws/t.jsonl", 2, 2)).toMatchObject({ size: 4 })
+  })
+
+  it("reads many files in one call, each visited once with its own bytes, lent through one buffer per lane", async () => {
+    const paths = Array.from({ length: 40 }, (_, n) =>
+      world.write(join(world.home, `.claude/projects/-ws/f${n}.jsonl`), `H${n}:${"x".repeat(n * 997)}:T${n}`),
+    )
+    const asked = [
+      ...paths,
+      join(world.home, ".ssh/none"),
+      join(world.home, ".claude/projects/-ws/gone.jsonl"),
+    ]
+    const found = await endsOf(asked, 4, 4)
+    expect(found.map((e) => e && text(e.head).split(":")[0])).toEqual([
+      ...paths.map((_, n) => `H${n}`),
+      null,
+      null,
+    ])
+    expect(found.slice(0, 40).map((e) => e && text(e.tail).split(":").pop())).toEqual(
+      paths.map((_, n) => `T${n}`),
+    )
+    // The views handed to the visitor share buffers: sixteen lanes, not forty files' worth.
+    const buffers = new Set<ArrayBufferLike>()
+    await run(fs().readEnds!(paths, 4, 4, (_, e) => e && buffers.add(e.head.buffer)))
+    expect(buffers.size).toBeLessThanOrEqual(16)
   })
 
   it("refuses what every other call refuses: outside the scopes, `..` out of them, a link out of them", async () => {

@@ -13,7 +13,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
 import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
-import { endsOfWhole, planEnds } from "../sdk/file-ends.ts"
+import { endsBufferBytes, endsIn, planEnds } from "../sdk/file-ends.ts"
 
 export interface FsBrokerOptions {
   readonly scopes: ScopeSet
@@ -34,21 +34,21 @@ const STREAM_CHUNK = 64 * 1024
  */
 const END_READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
-/** Fill `length` bytes from `position`; fewer when the file ends first. */
-const readAt = async (handle: FileHandle, length: number, position: number): Promise<Uint8Array> => {
-  const bytes = new Uint8Array(length)
+/** Fill `bytes` from `position`; the count read (fewer when the file ends first). */
+const readInto = async (handle: FileHandle, bytes: Uint8Array, position: number): Promise<number> => {
   let done = 0
-  while (done < length) {
-    const { bytesRead } = await handle.read(bytes, done, length - done, position + done)
+  while (done < bytes.length) {
+    const { bytesRead } = await handle.read(bytes, done, bytes.length - done, position + done)
     if (bytesRead === 0) break
     done += bytesRead
   }
-  return done === length ? bytes : bytes.subarray(0, done)
+  return done
 }
 
-/** Head and tail of an open regular file: one read when they meet or overlap, else two. */
-const readEndsOf = async (
+/** Head and tail of an open regular file into `buffer`: one read when they meet or overlap, else two. */
+const readEndsInto = async (
   handle: FileHandle,
+  buffer: Uint8Array,
   headBytes: number,
   tailBytes: number,
 ): Promise<FileEnds | null> => {
@@ -56,14 +56,20 @@ const readEndsOf = async (
   if (!s.isFile()) return null
   const size = s.size
   const plan = planEnds(size, headBytes, tailBytes)
-  const { head, tail } = plan.whole
-    ? endsOfWhole(await readAt(handle, size, 0), plan)
-    : {
-        head: await readAt(handle, plan.headLength, 0),
-        tail: await readAt(handle, plan.tailLength, size - plan.tailLength),
-      }
-  return { head, tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
+  const headRead = await readInto(handle, buffer.subarray(0, plan.whole ? size : plan.headLength), 0)
+  const tailRead = plan.whole
+    ? 0
+    : await readInto(
+        handle,
+        buffer.subarray(plan.headLength, plan.headLength + plan.tailLength),
+        size - plan.tailLength,
+      )
+  const ends = endsIn(buffer, plan, headRead, tailRead)
+  return { head: ends.head, tail: ends.tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
 }
+
+/** Files of one readEnds call open at once, each lane with its own buffer. */
+const ENDS_CONCURRENCY = 16
 
 const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
 
@@ -133,15 +139,16 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   }
 
   /** Run `f` on the real path when access is granted; null on refusal or any error. */
+  const attempt = async <A>(path: string, f: (real: string) => Promise<A | null>): Promise<A | null> => {
+    try {
+      const access = await authorize(path)
+      return access.ok ? await f(access.real) : null
+    } catch {
+      return null
+    }
+  }
   const guarded = <A>(path: string, f: (real: string) => Promise<A | null>): Effect.Effect<A | null> =>
-    Effect.promise(async () => {
-      try {
-        const access = await authorize(path)
-        return access.ok ? await f(access.real) : null
-      } catch {
-        return null
-      }
-    })
+    Effect.promise(() => attempt(path, f))
 
   const kindOf = (s: Stats): FileStat["kind"] =>
     s.isFile() ? "file" : s.isDirectory() ? "directory" : "other"
@@ -168,16 +175,28 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
           await handle.close()
         }
       }),
-    // The same grant check as every call (the path resolved, every link on
-    // it in a scope), then one open of the resolved path for both ends.
-    readEnds: (path, headBytes, tailBytes) =>
-      guarded(path, async (real) => {
-        const handle = await open(real, END_READ_FLAGS)
-        try {
-          return await readEndsOf(handle, headBytes, tailBytes)
-        } finally {
-          await handle.close()
+    // Per file, the same grant check as every call (the path resolved, every
+    // link on it in a scope), then one open of the resolved path for both
+    // ends. A few lanes read at once, each into its own buffer, and a file's
+    // visit runs as soon as its reads are done, before its lane's next read.
+    readEnds: (paths, headBytes, tailBytes, visit) =>
+      Effect.promise(async () => {
+        let next = 0
+        const lane = async (): Promise<void> => {
+          const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
+          for (let i = next++; i < paths.length; i = next++) {
+            const ends = await attempt(paths[i] as string, async (real) => {
+              const handle = await open(real, END_READ_FLAGS)
+              try {
+                return await readEndsInto(handle, buffer, headBytes, tailBytes)
+              } finally {
+                await handle.close()
+              }
+            })
+            visit(i, ends)
+          }
         }
+        await Promise.all(Array.from({ length: Math.min(ENDS_CONCURRENCY, paths.length) }, lane))
       }),
     stream: (path, start = 0) =>
       guarded(path, async (real) => {

@@ -24,3 +24,31 @@ export const endsOfWhole = (
   head: whole.subarray(0, Math.min(plan.headLength, whole.length)),
   tail: whole.subarray(Math.max(0, whole.length - plan.tailLength)),
 })
+
+/**
+ * How many bytes a buffer needs to hold one file's ends: its head then its
+ * tail, or the whole file when the ends meet (the file is then no larger).
+ * A host reads every file of a `readEnds` call into one such buffer, reused:
+ * bytes it has just written are already mapped, fresh memory is not.
+ */
+export const endsBufferBytes = (headBytes: number, tailBytes: number): number =>
+  Math.max(0, Math.floor(headBytes)) + Math.max(0, Math.floor(tailBytes))
+
+/**
+ * Where the reads of one file go in the buffer, and the ends once read:
+ * `whole` → read the file into `buffer[0, size)`; otherwise the head into
+ * `buffer[0, headLength)` and the tail into `buffer[headLength, headLength + tailLength)`.
+ * `headRead`/`tailRead` are the bytes the reads gave (the file may have shrunk).
+ */
+export const endsIn = (
+  buffer: Uint8Array,
+  plan: EndsPlan,
+  headRead: number,
+  tailRead = 0,
+): { readonly head: Uint8Array; readonly tail: Uint8Array } =>
+  plan.whole
+    ? endsOfWhole(buffer.subarray(0, headRead), plan)
+    : {
+        head: buffer.subarray(0, headRead),
+        tail: buffer.subarray(plan.headLength, plan.headLength + tailRead),
+      }

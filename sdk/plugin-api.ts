@@ -109,7 +109,7 @@ export interface DirEntry {
   readonly kind: "file" | "directory" | "link" | "other"
 }
 
-/** Both ends of a file and its metadata, from one open (`FsShape.readEnds`). */
+/** Both ends of a file and its metadata, from one open (`FsShape.readEnds`; the bytes are lent for one visit). */
 export interface FileEnds {
   /** The first min(headBytes, size) bytes. */
   readonly head: Uint8Array
@@ -133,11 +133,21 @@ export interface FsShape {
   readonly stream: (path: string, start?: number) => Effect.Effect<Stream.Stream<Uint8Array> | null>
   readonly stat: (path: string) => Effect.Effect<FileStat | null>
   /**
-   * A regular file's head, tail, size and times with one open, or null (also
-   * for a folder). For listings that read both ends of many files. Optional:
-   * a host without it is served by `stat` and two `readRange` calls.
+   * Both ends of many files, one open each: `visit(index, ends)` once for
+   * each path (in any order: a host may read several at once), `ends` null
+   * for a path that is missing, refused or not a regular file (a folder). The bytes are lent: valid only during that
+   * `visit` call (the host reads every file into the same buffer), so decode
+   * or copy what you keep. For listings that read both ends of a thousand
+   * files: one call keeps a broker's per-call cost out of the per-file cost,
+   * and no file's bytes take fresh memory. Optional: a host without it is
+   * served by `stat` and `readRange` per file.
    */
-  readonly readEnds?: (path: string, headBytes: number, tailBytes: number) => Effect.Effect<FileEnds | null>
+  readonly readEnds?: (
+    paths: ReadonlyArray<string>,
+    headBytes: number,
+    tailBytes: number,
+    visit: (index: number, ends: FileEnds | null) => void,
+  ) => Effect.Effect<void>
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<DirEntry> | null>
   readonly realpath: (path: string) => Effect.Effect<string | null>
   /** Named folders of the fs scopes: `home` and the plugin's `data` folder. */

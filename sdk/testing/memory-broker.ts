@@ -145,19 +145,24 @@ export const makeMemoryBroker = (options: MemoryBrokerOptions = {}): MemoryBroke
             return { kind: "file" as const, size: encoder.encode(text).length, mtimeMs: 0, birthtimeMs: 0 }
           return isDir(p) ? { kind: "directory" as const, size: 0, mtimeMs: 0, birthtimeMs: 0 } : null
         }),
-      readEnds: (path, headBytes, tailBytes) =>
+      readEnds: (paths, headBytes, tailBytes, visit) =>
         Effect.sync(() => {
-          const text = files.get(resolve(path))
-          if (text === undefined) return null
-          const bytes = encoder.encode(text)
-          const size = bytes.length
-          return {
-            head: bytes.slice(0, Math.max(0, Math.min(headBytes, size))),
-            tail: bytes.slice(Math.max(0, size - Math.max(0, tailBytes))),
-            size,
-            mtimeMs: 0,
-            birthtimeMs: 0,
-          }
+          paths.forEach((path, i) => {
+            const text = files.get(resolve(path))
+            if (text === undefined) {
+              visit(i, null)
+              return
+            }
+            const bytes = encoder.encode(text)
+            const size = bytes.length
+            visit(i, {
+              head: bytes.subarray(0, Math.max(0, Math.min(headBytes, size))),
+              tail: bytes.subarray(Math.max(0, size - Math.max(0, tailBytes))),
+              size,
+              mtimeMs: 0,
+              birthtimeMs: 0,
+            })
+          })
         }),
       list: (dir) =>
         Effect.sync(() => {

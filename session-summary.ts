@@ -1,0 +1,292 @@
+/**
+ * A stored session's list entry from the two ends of its transcript (a
+ * head and a tail, never the whole file): title, created time, cwd and
+ * branch.
+ *
+ * The ends are searched as bytes (bytes.ts) and only what is kept is
+ * decoded: the first user line (parsed), a title line, a few short values.
+ * A cold list summarizes a thousand files in a fresh process, before any of
+ * this code is optimized, so the less of it runs and the less it allocates
+ * per file the better. The bytes may be lent (FsShape.readEnds): everything
+ * is taken out of them at once.
+ */
+import { indexOfBytes, lastIndexOfBytes, needle, startsWith, stringEnd } from "./bytes.ts"
+import { promptOf, type StoredRecord } from "./records.ts"
+import type { SessionSummary } from "./sdk/protocol.ts"
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** The lenient decoder: a character split by a read's cut becomes U+FFFD, which `trimCut` drops. */
+const decoder = new TextDecoder()
+const encoder = new TextEncoder()
+
+const nonEmpty = (value: unknown): string | undefined =>
+  typeof value === "string" && value.trim() !== "" ? value : undefined
+
+// ---------------------------------------------------------------------------
+// Values out of raw JSON bytes
+
+/** The character at `at` follows an odd run of backslashes (it is escaped). */
+const isEscaped = (text: string, at: number): boolean => {
+  let n = 0
+  while (at - 1 - n >= 0 && text.charCodeAt(at - 1 - n) === 92 /* \ */) n++
+  return n % 2 === 1
+}
+
+/** A literal cut at the end of a read: drop a split character and a cut escape (`\`, or `\u` with fewer than four digits). */
+const trimCut = (raw: string): string => {
+  const text = raw.endsWith("\uFFFD") ? raw.slice(0, -1) : raw
+  const unicode = /\\u[0-9a-fA-F]{0,3}$/.exec(text)
+  if (unicode !== null && !isEscaped(text, unicode.index)) return text.slice(0, unicode.index)
+  return isEscaped(text, text.length) ? text.slice(0, -1) : text
+}
+
+/** The JSON string value whose opening quote is at `quote`, decoded; one cut off by the read's end gives what is there. */
+const valueAt = (bytes: Uint8Array, quote: number, to = bytes.length): string | undefined => {
+  const close = stringEnd(bytes, quote)
+  const cut = close < 0 || close >= to
+  let raw = decoder.decode(bytes.subarray(quote + 1, cut ? to : close))
+  if (cut) raw = trimCut(raw)
+  // Most values hold no escape: no need for the JSON parser.
+  if (raw.indexOf("\\") < 0) return raw
+  try {
+    return JSON.parse(`"${raw}"`) as string
+  } catch {
+    return undefined
+  }
+}
+
+/** The value of the first `key` (a `"name":"` needle) in `bytes[from, to)`. */
+const firstValue = (bytes: Uint8Array, key: ReturnType<typeof needle>, from = 0, to = bytes.length) => {
+  const at = indexOfBytes(bytes, key, from, to)
+  return at < 0 ? undefined : valueAt(bytes, at + key.bytes.length - 1, to)
+}
+
+/** The value of the last `key` (a `"name":"` needle) in `bytes`. */
+const lastValue = (bytes: Uint8Array, key: ReturnType<typeof needle>) => {
+  const at = lastIndexOfBytes(bytes, key)
+  return at < 0 ? undefined : valueAt(bytes, at + key.bytes.length - 1)
+}
+
+/** The whole line around `at`, parsed; undefined when the read cut it or it is not JSON. */
+const lineAt = (
+  bytes: Uint8Array,
+  at: number,
+  cutStart: boolean,
+  cutEnd: boolean,
+): StoredRecord | undefined => {
+  const start = bytes.lastIndexOf(10, at) + 1
+  const nl = bytes.indexOf(10, at)
+  if ((start === 0 && cutStart) || (nl < 0 && cutEnd)) return undefined
+  try {
+    return JSON.parse(decoder.decode(bytes.subarray(start, nl < 0 ? bytes.length : nl))) as StoredRecord
+  } catch {
+    return undefined
+  }
+}
+
+/** The first line of a prompt that is not blank, trimmed (records.ts `firstLine`, without splitting the whole text). */
+const firstLineOf = (text: string): string => {
+  let at = 0
+  for (;;) {
+    const nl = text.indexOf("\n", at)
+    const line = text.slice(at, nl < 0 ? text.length : nl).trim()
+    if (line !== "" || nl < 0) return line
+    at = nl + 1
+  }
+}
+
+const TIMESTAMP_KEY = needle('"timestamp":"')
+const GIT_BRANCH_KEY = needle('"gitBranch":"')
+const CWD_KEY = needle('"cwd":"')
+const TEXT_KEY = needle('"text":"')
+const CONTENT_KEY = needle('"content":"')
+
+// ---------------------------------------------------------------------------
+// Titles
+
+export interface Titles {
+  readonly custom?: string
+  readonly ai?: string
+}
+
+/** Both title keys end so: one search finds either. */
+const TITLE_KEY_END = needle('Title":"')
+const CUSTOM_TITLE_KEY = encoder.encode('"customTitle":"')
+const AI_TITLE_KEY = encoder.encode('"aiTitle":"')
+
+/** The last custom-title and ai-title records in an end of a transcript. */
+export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean): Titles => {
+  const found: Mutable<Titles> = {}
+  let at = lastIndexOfBytes(bytes, TITLE_KEY_END)
+  while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
+    if (startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)) {
+      const record = lineAt(bytes, at, cutStart, cutEnd)
+      if (record?.type === "custom-title") found.custom ??= nonEmpty(record.customTitle)
+    } else if (startsWith(bytes, AI_TITLE_KEY, at - 3)) {
+      const record = lineAt(bytes, at, cutStart, cutEnd)
+      if (record?.type === "ai-title") found.ai ??= nonEmpty(record.aiTitle)
+    }
+    at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
+  }
+  return found
+}
+
+// ---------------------------------------------------------------------------
+// The head
+
+/** What the first bytes of a transcript say: the first prompt, when it began, where. */
+export interface HeadFacts {
+  readonly prompt?: string
+  readonly created?: string
+  readonly cwd?: string
+  readonly branch?: string
+  /** The file is a subagent's transcript (a sidechain), not a session. */
+  readonly sidechain: boolean
+}
+
+const USER_TYPE = needle('"type":"user"')
+const SIDECHAIN_TRUE = needle('"isSidechain":true')
+
+/**
+ * promptOf's answer for the usual first prompt, without its general walk:
+ * a message of one text (a string or a single text block) with no markup
+ * (`<`: harness text, commands, task notifications) and none of the keys
+ * promptOf looks at. Undefined when unsure: ask promptOf.
+ */
+const plainPromptOf = (record: StoredRecord): string | undefined => {
+  if (record.isMeta !== undefined || record.isCompactSummary !== undefined || record.origin !== undefined)
+    return undefined
+  const message = record.message as { content?: unknown } | null | undefined
+  if (typeof message !== "object" || message === null) return undefined
+  const content = message.content
+  let text: unknown
+  if (typeof content === "string") text = content
+  else if (Array.isArray(content) && content.length === 1) {
+    const block = content[0] as { type?: unknown; text?: unknown } | null
+    if (typeof block === "object" && block !== null && block.type === "text") text = block.text
+  }
+  return typeof text === "string" && text.indexOf("<") < 0 ? text : undefined
+}
+
+/** The head's facts; `cutEnd`: the file goes on past these bytes. */
+export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
+  let prompt: string | undefined
+  let cwd: string | undefined
+  let sidechain = false
+  let at = indexOfBytes(bytes, USER_TYPE)
+  while (at >= 0 && prompt === undefined) {
+    const start = bytes.lastIndexOf(10, at) + 1
+    const nl = bytes.indexOf(10, at)
+    const end = nl < 0 ? bytes.length : nl
+    at = nl < 0 ? -1 : indexOfBytes(bytes, USER_TYPE, nl)
+    if (nl < 0 && cutEnd) {
+      // The prompt runs past the head: take what the head holds of it (never
+      // parsed: a cut line only costs the parser an exception).
+      if (indexOfBytes(bytes, SIDECHAIN_TRUE, start, end) >= 0) sidechain = true
+      const found = firstValue(bytes, TEXT_KEY, start, end) ?? firstValue(bytes, CONTENT_KEY, start, end)
+      if (found !== undefined) prompt = firstLineOf(found)
+      continue
+    }
+    let record: StoredRecord
+    try {
+      record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as StoredRecord
+    } catch {
+      continue
+    }
+    if (record.type !== "user") continue
+    if (record.isSidechain === true) {
+      sidechain = true
+      break
+    }
+    if (typeof record.cwd === "string") cwd ??= record.cwd
+    const found = plainPromptOf(record) ?? promptOf(record)?.text
+    if (found !== undefined && found.trim() !== "") prompt = firstLineOf(found)
+  }
+  const facts: Mutable<HeadFacts> = { sidechain }
+  if (prompt !== undefined) facts.prompt = prompt
+  if (cwd !== undefined) facts.cwd = cwd
+  const created = firstValue(bytes, TIMESTAMP_KEY)
+  if (created !== undefined) facts.created = created
+  const branch = lastValue(bytes, GIT_BRANCH_KEY)
+  if (branch !== undefined) facts.branch = branch
+  return facts
+}
+
+// ---------------------------------------------------------------------------
+// The tail
+
+/** What the last bytes of a transcript say: its latest titles, branch and (when asked) cwd. */
+export interface TailFacts extends Titles {
+  readonly branch?: string
+  readonly cwd?: string
+  /** The tail starts at the file's start: it holds the whole file. */
+  readonly whole: boolean
+}
+
+/** The tail's facts; `cutStart`: the file begins before these bytes; the first cwd only when `needCwd`. */
+export const tailFacts = (bytes: Uint8Array, cutStart: boolean, needCwd: boolean): TailFacts => {
+  const facts: Mutable<TailFacts> = { ...titlesIn(bytes, cutStart, false), whole: !cutStart }
+  const branch = lastValue(bytes, GIT_BRANCH_KEY)
+  if (branch !== undefined) facts.branch = branch
+  if (needCwd) {
+    const cwd = firstValue(bytes, CWD_KEY)
+    if (cwd !== undefined) facts.cwd = cwd
+  }
+  return facts
+}
+
+// ---------------------------------------------------------------------------
+// The entry
+
+/** A file's identity and metadata, as the list knows it. */
+export interface FileFacts {
+  readonly id: string
+  readonly size: number
+  readonly mtimeMs: number
+  readonly birthtimeMs: number
+}
+
+/**
+ * The list entry, or null when the file has no title at all (no prompt, no
+ * title record: not a conversation). Titles by priority: the rename's title
+ * file (`sidecar`), a custom title, an AI title, then the first prompt; a
+ * title in the tail outranks one in the head (it is newer).
+ */
+export const summaryOf = (
+  file: FileFacts,
+  head: HeadFacts,
+  headTitles: Titles,
+  tail: TailFacts,
+  sidecar: string | undefined,
+): SessionSummary | null => {
+  const title = sidecar ?? tail.custom ?? headTitles.custom ?? tail.ai ?? headTitles.ai ?? head.prompt
+  if (title === undefined) return null
+  const branch = tail.branch ?? head.branch
+  const cwd = head.cwd ?? tail.cwd
+  const created =
+    head.created ?? (file.birthtimeMs > 0 ? new Date(file.birthtimeMs).toISOString() : undefined)
+  const summary: Mutable<SessionSummary> = {
+    session_id: file.id,
+    title,
+    modified_at: new Date(file.mtimeMs).toISOString(),
+    size_bytes: file.size,
+  }
+  if (created !== undefined) summary.created_at = created
+  if (cwd !== undefined) summary.cwd = cwd
+  if (branch !== undefined) summary.branch = branch
+  return summary
+}
+
+/** Whether the head must be searched for titles too: the tail has no custom title and does not hold the whole file. */
+export const needHeadTitles = (tail: TailFacts): boolean => tail.custom === undefined && !tail.whole
+
+/** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
+export const titleOfSidecar = (text: string | null): string | undefined => {
+  if (text === null) return undefined
+  try {
+    return nonEmpty((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
+  } catch {
+    return undefined
+  }
+}
