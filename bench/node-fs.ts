@@ -32,11 +32,11 @@ const orNull = <A>(f: () => A): A | null => {
 
 const STREAM_CHUNK = 1024 * 1024
 
-/** Fill `bytes` from `position`; the count read (fewer when the file ends first). */
-const readInto = (fd: number, bytes: Uint8Array, position: number): number => {
+/** Read `length` bytes from `position` into `buffer` at `offset`; the count read (fewer when the file ends first). */
+const readInto = (fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number => {
   let done = 0
-  while (done < bytes.length) {
-    const n = readSync(fd, bytes, done, bytes.length - done, position + done)
+  while (done < length) {
+    const n = readSync(fd, buffer, offset + done, length - done, position + done)
     if (n === 0) break
     done += n
   }
@@ -56,14 +56,8 @@ const readEndsInto = (
     if (!s.isFile()) return null
     const size = s.size
     const plan = planEnds(size, headBytes, tailBytes)
-    const head = readInto(fd, buffer.subarray(0, plan.whole ? size : plan.headLength), 0)
-    const tail = plan.whole
-      ? 0
-      : readInto(
-          fd,
-          buffer.subarray(plan.headLength, plan.headLength + plan.tailLength),
-          size - plan.tailLength,
-        )
+    const head = readInto(fd, buffer, 0, plan.whole ? size : plan.headLength, 0)
+    const tail = plan.whole ? 0 : readInto(fd, buffer, plan.headLength, plan.tailLength, size - plan.tailLength)
     const ends = endsIn(buffer, plan, head, tail)
     return { head: ends.head, tail: ends.tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
   } finally {
