@@ -18,16 +18,14 @@ import { type FileEnds, Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary, SessionTranscript } from "./sdk/protocol.ts"
 import {
+  endsFacts,
   type FileFacts,
   type HeadFacts,
   headFacts,
-  needHeadTitles,
   summaryOf,
   type TailFacts,
   type Titles,
-  tailFacts,
   titleOfSidecar,
-  titlesIn,
 } from "./session-summary.ts"
 import { attachSubagents } from "./subagents.ts"
 
@@ -168,22 +166,15 @@ const afterCursor = (cursor: string) => {
  * run, which stores the entry when it is done.
  */
 const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<void> | undefined => {
-  const facts = headFacts(ends.head, ends.size > ends.head.length)
-  if (facts.sidechain) {
-    k.summary = null
-    return undefined
-  }
+  const { head, headTitles, tail } = endsFacts(ends.head, ends.tail, ends.size)
   const file = { id: k.c.id, size: k.size, mtimeMs: k.mtimeMs, birthtimeMs: ends.birthtimeMs }
-  // Without a prompt in the head, a longer head is read below and may hold no cwd either: take the tail's now.
-  const noPrompt = facts.prompt === undefined && ends.size > HEAD_BYTES
-  const tail = tailFacts(ends.tail, ends.size > ends.tail.length, noPrompt || facts.cwd === undefined)
-  const headTitles = needHeadTitles(tail) ? titlesIn(ends.head, false, ends.size > ends.head.length) : {}
-  if (noPrompt)
+  if (head.prompt === undefined && !head.sidechain && ends.size > HEAD_BYTES)
     return Effect.flatMap(fs.readRange(k.c.path, 0, LONG_HEAD_BYTES), (bytes) => {
-      const longer = bytes === null ? facts : headFacts(bytes, ends.size > bytes.length)
+      const longer =
+        bytes === null ? head : { ...headFacts(bytes, ends.size > bytes.length), branch: head.branch }
       return finish(fs, k, file, longer, headTitles, tail) ?? Effect.void
     })
-  return finish(fs, k, file, facts, headTitles, tail)
+  return finish(fs, k, file, head, headTitles, tail)
 }
 
 const finish = (

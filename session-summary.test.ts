@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import {
+  endsFacts,
   headFacts,
   needHeadTitles,
   summaryOf,
@@ -22,7 +23,7 @@ const user = (text: unknown, extra: Record<string, unknown> = {}) => ({
 })
 
 describe("the head", () => {
-  it("takes the first prompt's first line, its cwd, the first timestamp and the last branch", () => {
+  it("takes the first prompt's first line, its cwd and the first timestamp", () => {
     const head = lines(
       { type: "queue-operation", operation: "enqueue", timestamp: "2026-01-01T00:00:00.000Z" },
       user("\n\n  Fix the bug  \nmore"),
@@ -33,7 +34,6 @@ describe("the head", () => {
       prompt: "Fix the bug",
       cwd: "/w",
       created: "2026-01-01T00:00:00.000Z",
-      branch: "feature",
     })
   })
 
@@ -142,5 +142,44 @@ describe("the entry", () => {
     expect(titleOfSidecar('{"customTitle":"Mine"}')).toBe("Mine")
     expect(titleOfSidecar("{bad")).toBeUndefined()
     expect(titleOfSidecar(null)).toBeUndefined()
+  })
+})
+
+describe("both ends", () => {
+  const head = bytes(
+    lines(
+      user("prompt", { cwd: undefined }),
+      { type: "ai-title", aiTitle: "head ai" },
+      { gitBranch: "head-branch" },
+    ),
+  )
+  const tailOf = (...records: unknown[]) => bytes(`cut","x":1}\n${lines(...records)}`)
+
+  it("the head's branch and titles when the tail has none, the tail's cwd when the head has none", () => {
+    const facts = endsFacts(head, tailOf({ type: "user", cwd: "/t" }), 10_000)
+    expect(facts.head.branch).toBe("head-branch")
+    expect(facts.headTitles).toEqual({ ai: "head ai" })
+    expect(facts.tail.cwd).toBe("/t")
+  })
+
+  it("the tail's branch and custom title make the head's unneeded", () => {
+    const facts = endsFacts(
+      head,
+      tailOf({ type: "custom-title", customTitle: "mine" }, { gitBranch: "tail-branch" }),
+      10_000,
+    )
+    expect(facts.head.branch).toBeUndefined()
+    expect(facts.headTitles).toEqual({})
+    expect(facts.tail).toMatchObject({ custom: "mine", branch: "tail-branch" })
+  })
+
+  it("stops at a sidechain", () => {
+    const facts = endsFacts(
+      bytes(lines(user("x", { isSidechain: true }))),
+      tailOf({ gitBranch: "b" }),
+      10_000,
+    )
+    expect(facts.head.sidechain).toBe(true)
+    expect(facts.tail.branch).toBeUndefined()
   })
 })

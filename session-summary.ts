@@ -135,7 +135,7 @@ export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean):
 // ---------------------------------------------------------------------------
 // The head
 
-/** What the first bytes of a transcript say: the first prompt, when it began, where. */
+/** What the first bytes of a transcript say: the first prompt, when it began, where (and the branch, see endsFacts). */
 export interface HeadFacts {
   readonly prompt?: string
   readonly created?: string
@@ -208,8 +208,6 @@ export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
   if (cwd !== undefined) facts.cwd = cwd
   const created = firstValue(bytes, TIMESTAMP_KEY)
   if (created !== undefined) facts.created = created
-  const branch = lastValue(bytes, GIT_BRANCH_KEY)
-  if (branch !== undefined) facts.branch = branch
   return facts
 }
 
@@ -280,6 +278,32 @@ export const summaryOf = (
 
 /** Whether the head must be searched for titles too: the tail has no custom title and does not hold the whole file. */
 export const needHeadTitles = (tail: TailFacts): boolean => tail.custom === undefined && !tail.whole
+
+/** Everything a list entry needs from a file's two ends. */
+export interface EndsFacts {
+  readonly head: HeadFacts
+  readonly headTitles: Titles
+  readonly tail: TailFacts
+}
+
+/**
+ * The facts of a file's two ends (`size`: the file's), each searched only as
+ * far as the entry needs: the head's titles when the tail has no custom
+ * title, its branch when the tail has none, the tail's cwd when the head has
+ * none, or no prompt (a caller that then reads a longer head for the
+ * prompt may find no cwd there either).
+ */
+export const endsFacts = (head: Uint8Array, tail: Uint8Array, size: number): EndsFacts => {
+  const headCut = size > head.length
+  const h: Mutable<HeadFacts> = headFacts(head, headCut)
+  if (h.sidechain) return { head: h, headTitles: {}, tail: { whole: !(size > tail.length) } }
+  const t = tailFacts(tail, size > tail.length, h.cwd === undefined || h.prompt === undefined)
+  if (t.branch === undefined) {
+    const branch = lastValue(head, GIT_BRANCH_KEY)
+    if (branch !== undefined) h.branch = branch
+  }
+  return { head: h, headTitles: needHeadTitles(t) ? titlesIn(head, false, headCut) : {}, tail: t }
+}
 
 /** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
 export const titleOfSidecar = (text: string | null): string | undefined => {

@@ -33,7 +33,13 @@ const orNull = <A>(f: () => A): A | null => {
 const STREAM_CHUNK = 1024 * 1024
 
 /** Read `length` bytes from `position` into `buffer` at `offset`; the count read (fewer when the file ends first). */
-const readInto = (fd: number, buffer: Uint8Array, offset: number, length: number, position: number): number => {
+const readInto = (
+  fd: number,
+  buffer: Uint8Array,
+  offset: number,
+  length: number,
+  position: number,
+): number => {
   let done = 0
   while (done < length) {
     const n = readSync(fd, buffer, offset + done, length - done, position + done)
@@ -57,7 +63,9 @@ const readEndsInto = (
     const size = s.size
     const plan = planEnds(size, headBytes, tailBytes)
     const head = readInto(fd, buffer, 0, plan.whole ? size : plan.headLength, 0)
-    const tail = plan.whole ? 0 : readInto(fd, buffer, plan.headLength, plan.tailLength, size - plan.tailLength)
+    const tail = plan.whole
+      ? 0
+      : readInto(fd, buffer, plan.headLength, plan.tailLength, size - plan.tailLength)
     const ends = endsIn(buffer, plan, head, tail)
     return { head: ends.head, tail: ends.tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
   } finally {
@@ -95,11 +103,13 @@ export const nodeFs: FsShape = {
     Effect.sync(() => {
       const need = endsBufferBytes(headBytes, tailBytes)
       if (endsBuffer.length < need) endsBuffer = new Uint8Array(need)
-      for (let i = 0; i < paths.length; i++)
-        visit(
-          i,
-          orNull(() => readEndsInto(paths[i] as string, endsBuffer, headBytes, tailBytes)),
-        )
+      for (let i = 0; i < paths.length; i++) {
+        let ends: FileEnds | null = null
+        try {
+          ends = readEndsInto(paths[i] as string, endsBuffer, headBytes, tailBytes)
+        } catch {}
+        visit(i, ends)
+      }
     }),
   stream: (path, start = 0) =>
     Effect.sync(() => {
