@@ -225,6 +225,11 @@ type CacheEntry =
       branch: string | null,
     ]
 
+const isEmpty = (record: Record<string, unknown>): boolean => {
+  for (const _ in record) return false
+  return true
+}
+
 /** The stored entries by path; empty when missing, of another version or not the right shape. */
 const loadCache = (stored: unknown): Record<string, unknown> => {
   if (typeof stored !== "string") return {}
@@ -312,7 +317,9 @@ export const listSessions = (
       const more = summarize(fs, k, ends)
       if (more !== undefined) later.push(more)
     }
-    const finishLater = Effect.suspend(() => inLanes(later.splice(0), (more) => more))
+    const finishLater = Effect.suspend(() =>
+      later.length === 0 ? Effect.void : inLanes(later.splice(0), (more) => more),
+    )
     /** Both ends of each item's file, in one `readEnds` call; `got` is told each (the bytes lent for that call). */
     const readEach = <A>(
       items: ReadonlyArray<A>,
@@ -327,37 +334,37 @@ export const listSessions = (
     // stat'ed; every other file is read and summarized at once.
     const toStat: Candidate[] = []
     const toRead: Candidate[] = []
-    for (const c of candidates) (statFirst || cache[c.path] !== undefined ? toStat : toRead).push(c)
-    const readNow: Known[] = []
-    const [statted] = yield* Effect.all(
-      [
-        inLanes(
-          toStat,
-          (c): Effect.Effect<Known | null> =>
-            Effect.map(fs.stat(c.path), (stat) => {
-              if (stat === null || stat.kind !== "file") return null
-              const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
-              const hit = cachedSummary(cache[c.path], k)
-              if (hit !== undefined) k.summary = hit
-              return k
-            }),
-        ),
-        readEach(
-          toRead,
-          (c) => c.path,
-          (c, ends) => {
-            if (ends === null) return
-            const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
-            readNow.push(k)
-            read(k, ends)
-          },
-        ),
-      ],
-      { concurrency: 2 },
+    if (statFirst) toStat.push(...candidates)
+    else if (isEmpty(cache)) toRead.push(...candidates)
+    else for (const c of candidates) (cache[c.path] !== undefined ? toStat : toRead).push(c)
+    const all: Known[] = []
+    const statAll = inLanes(
+      toStat,
+      (c): Effect.Effect<void> =>
+        Effect.map(fs.stat(c.path), (stat) => {
+          if (stat === null || stat.kind !== "file") return
+          const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
+          const hit = cachedSummary(cache[c.path], k)
+          if (hit !== undefined) k.summary = hit
+          all.push(k)
+        }),
     )
+    const readAll = readEach(
+      toRead,
+      (c) => c.path,
+      (c, ends) => {
+        if (ends === null) return
+        const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
+        all.push(k)
+        read(k, ends)
+      },
+    )
+    // Both at once only when there are both: each concurrent branch is a fiber of its own.
+    if (toStat.length === 0) yield* readAll
+    else if (toRead.length === 0) yield* statAll
+    else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
     yield* finishLater
-    const known: Array<Known | null> = statted.concat(readNow)
-    const all = known.filter((k): k is Known => k !== null).sort(newestFirst)
+    all.sort(newestFirst)
     const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
 
     const sessions: SessionSummary[] = []

@@ -9,7 +9,7 @@
  *
  * Prints one JSON line: a `Sample` (bench/sample.ts).
  */
-import { Effect, Layer } from "effect"
+import { Context, Effect } from "effect"
 import { makeFsBroker } from "../host/fs-broker.ts"
 import { makeScopeSet } from "../host/scopes.ts"
 import { openJsonStorage } from "../host/storage.ts"
@@ -41,20 +41,22 @@ const main = async (): Promise<void> => {
   const fs = via === "broker" ? brokerFs(configDir) : nodeFs
   // The host loads the plugin's storage when it starts, before any call: so here.
   const storage = await openJsonStorage(storageFile)
-  const services = Layer.merge(Layer.succeed(Fs, fs), Layer.succeed(Storage, storage))
+  // The services as the plugin holds them: one context made at activation
+  // (sdk/context.ts) and provided to every call (agent.ts `call`).
+  const services = Context.make(Fs, fs).pipe(Context.add(Storage, storage))
   const calls: Record<OursMode, () => Promise<number>> = {
     "ours-list": async () =>
-      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provide(services))))
+      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provideContext(services))))
         .sessions.length,
     "ours-list-warm": async () =>
-      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provide(services))))
+      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provideContext(services))))
         .sessions.length,
     // No plugin code: only the file-system calls a cold list makes, as a floor for its time.
     "floor-list": async () => rawEndsFloor(configDir, 2 * 1024, 4 * 1024),
     "ours-read": async () =>
       (
         await Effect.runPromise(
-          readSession(configDir, corpus.readCwd, corpus.readSessionId).pipe(Effect.provide(services)),
+          readSession(configDir, corpus.readCwd, corpus.readSessionId).pipe(Effect.provideContext(services)),
         )
       )?.items.length ?? -1,
   }
