@@ -1,8 +1,12 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { promptOf } from "./records.ts"
 import {
   endsFacts,
   headFacts,
   needHeadTitles,
+  plainPromptLine,
   summaryOf,
   tailFacts,
   titleOfSidecar,
@@ -181,5 +185,62 @@ describe("both ends", () => {
     )
     expect(facts.head.sidechain).toBe(true)
     expect(facts.tail.branch).toBeUndefined()
+  })
+})
+
+describe("a prompt's line read without parsing it", () => {
+  const answerOf = (line: string) => {
+    const b = bytes(line)
+    return plainPromptLine(b, 0, b.length)
+  }
+
+  it("answers as the parser does for every user line of the recorded transcripts, and declines what it cannot be sure of", () => {
+    const root = join(import.meta.dirname, "testdata")
+    const userLines = readdirSync(root, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".jsonl") && f.includes("projects"))
+      .flatMap((f) => readFileSync(join(root, f), "utf8").split("\n"))
+      .filter((l) => l.includes('"type":"user"'))
+    let answered = 0
+    for (const line of userLines) {
+      const plain = answerOf(line)
+      if (plain === undefined) continue
+      answered++
+      const record = JSON.parse(line)
+      expect(plain.prompt).toBe(promptOf(record)?.text)
+      expect(plain.cwd).toBe(record.cwd)
+      expect(record.isSidechain).toBe(false)
+    }
+    // Typed prompts are the usual case; tool results, meta lines and notifications are declined.
+    expect(answered).toBeGreaterThan(20)
+    expect(answered).toBeLessThan(userLines.length)
+  })
+
+  const prompt = (content: unknown, extra = "") =>
+    `{"parentUuid":null,"isSidechain":false${extra},"type":"user","message":{"role":"user","content":${JSON.stringify(content)}},"uuid":"u","cwd":"/w"}`
+
+  it("takes a string or one text block, escapes decoded", () => {
+    expect(answerOf(prompt('say "hi"\n'))).toEqual({ prompt: 'say "hi"\n', cwd: "/w" })
+    expect(answerOf(prompt([{ type: "text", text: "é\\" }]))).toEqual({ prompt: "é\\", cwd: "/w" })
+  })
+
+  it("declines markup, two blocks, an image, blank text, meta and sidechain records", () => {
+    expect(answerOf(prompt("<command-name>/x</command-name>"))).toBeUndefined()
+    expect(
+      answerOf(
+        prompt([
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ]),
+      ),
+    ).toBeUndefined()
+    expect(answerOf(prompt([{ type: "image", source: {} }]))).toBeUndefined()
+    expect(answerOf(prompt("  "))).toBeUndefined()
+    expect(answerOf(prompt("x", ',"isMeta":false'))).toBeUndefined()
+    expect(answerOf(prompt("x").replace('"isSidechain":false', '"isSidechain":true'))).toBeUndefined()
+    expect(answerOf(prompt('text that says "isMeta":true'))).toEqual({
+      prompt: 'text that says "isMeta":true',
+      cwd: "/w",
+    })
   })
 })

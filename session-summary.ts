@@ -169,6 +169,51 @@ const plainPromptOf = (record: StoredRecord): string | undefined => {
   return typeof text === "string" && text.indexOf("<") < 0 ? text : undefined
 }
 
+/** How the CLI writes a prompt's record: `type`, then the message, its content next. */
+const PROMPT_RECORD = needle('"type":"user","message":{"role":"user","content":')
+const ONE_TEXT_BLOCK = encoder.encode('[{"type":"text","text":"')
+const ONE_TEXT_BLOCK_END = encoder.encode('"}]}')
+/** Keys that make a user record more than a typed prompt: with any of them, the record is parsed. */
+const NOT_PLAIN = [
+  needle('"isMeta":'),
+  needle('"isCompactSummary":'),
+  needle('"origin":'),
+  needle('"isSidechain":true'),
+]
+
+/**
+ * The prompt and cwd of the line `bytes[start, end)` without parsing it,
+ * when it is the usual typed prompt: the CLI's layout, a message of one text
+ * (a string or a single text block) without markup, none of the keys that
+ * make a record more than that. Undefined when unsure: parse it. (A key
+ * found by its opening quote is a key: inside a JSON string every quote is
+ * escaped.)
+ */
+export const plainPromptLine = (
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+): { readonly prompt: string; readonly cwd?: string } | undefined => {
+  const at = indexOfBytes(bytes, PROMPT_RECORD, start, end)
+  if (at < 0) return undefined
+  for (const key of NOT_PLAIN) if (indexOfBytes(bytes, key, start, end) >= 0) return undefined
+  let open = at + PROMPT_RECORD.bytes.length
+  let closing = 1 // the string ends the message: `"}`
+  if (bytes[open] !== 34 /* " */) {
+    if (!startsWith(bytes, ONE_TEXT_BLOCK, open)) return undefined
+    open += ONE_TEXT_BLOCK.length - 1
+    closing = ONE_TEXT_BLOCK_END.length - 1
+  }
+  const close = stringEnd(bytes, open)
+  if (close < 0 || close + closing >= end) return undefined
+  if (closing === 1 ? bytes[close + 1] !== 125 /* } */ : !startsWith(bytes, ONE_TEXT_BLOCK_END, close))
+    return undefined
+  const prompt = valueAt(bytes, open, close + 1)
+  if (prompt === undefined || prompt.indexOf("<") >= 0 || prompt.trim() === "") return undefined
+  const cwd = firstValue(bytes, CWD_KEY, close, end)
+  return cwd === undefined ? { prompt } : { prompt, cwd }
+}
+
 /** The head's facts; `cutEnd`: the file goes on past these bytes. */
 export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
   let prompt: string | undefined
@@ -186,6 +231,12 @@ export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
       if (indexOfBytes(bytes, SIDECHAIN_TRUE, start, end) >= 0) sidechain = true
       const found = firstValue(bytes, TEXT_KEY, start, end) ?? firstValue(bytes, CONTENT_KEY, start, end)
       if (found !== undefined) prompt = firstLineOf(found)
+      continue
+    }
+    const plain = plainPromptLine(bytes, start, end)
+    if (plain !== undefined) {
+      cwd ??= plain.cwd
+      prompt = firstLineOf(plain.prompt)
       continue
     }
     let record: StoredRecord
