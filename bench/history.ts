@@ -35,7 +35,7 @@ import { build } from "esbuild"
 import { type Corpus, ensureCorpus } from "./corpus.ts"
 import type { Sample } from "./sample.ts"
 
-const RUNS = 5
+const RUNS = 9
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 /** Build output and our side's plugin storage: a cache folder that neither git nor the linter looks at. */
 const workDir = join(repoRoot, "node_modules", ".cache", "history-bench")

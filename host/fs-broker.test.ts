@@ -287,6 +287,40 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
     expect(buffers.size).toBeLessThanOrEqual(16)
   })
 
+  it("checks a folder once for its plain files, and a link or a path outside by the full check", async () => {
+    const dir = join(world.home, ".claude/projects/-ws")
+    const plain = world.write(join(dir, "a.jsonl"), "AAAA")
+    world.write(join(world.home, ".agents/skills/x/SKILL.md"), "SKILL")
+    world.write(join(world.home, ".ssh/id_rsa"), "secret")
+    symlinkSync(join(world.home, ".agents/skills/x/SKILL.md"), join(dir, "in-scope.jsonl"))
+    symlinkSync(join(world.home, ".ssh/id_rsa"), join(dir, "outside.jsonl"))
+    const found = await endsOf(
+      [
+        plain,
+        join(dir, "in-scope.jsonl"),
+        join(dir, "outside.jsonl"),
+        "~/.claude/projects/-ws/../../../.ssh/id_rsa",
+      ],
+      2,
+      2,
+    )
+    expect(found.map((e) => e && text(e.head))).toEqual(["AA", "SK", null, null])
+    expect(refusals()).toHaveLength(2)
+    expect(refusals().some((r) => r.includes("outside.jsonl"))).toBe(true)
+  })
+
+  it("lets the host's event loop run while it reads a large batch", async () => {
+    const paths = Array.from({ length: 300 }, (_, n) =>
+      world.write(join(world.home, `.claude/projects/-many/f${n}.jsonl`), `${n}`),
+    )
+    let turns = 0
+    const tick = setInterval(() => turns++, 0)
+    const found = await endsOf(paths, 4, 4)
+    clearInterval(tick)
+    expect(found.every((e, n) => e !== null && text(e?.head) === `${n}`)).toBe(true)
+    expect(turns).toBeGreaterThan(0)
+  })
+
   it("refuses what every other call refuses: outside the scopes, `..` out of them, a link out of them", async () => {
     world.write(join(world.home, ".ssh/id_rsa"), "secret")
     mkdirSync(join(world.home, ".claude/skills"), { recursive: true })

@@ -12,6 +12,7 @@ import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from 
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
+import { readEndsSync } from "./ends-reader.ts"
 import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
 import { endsBufferBytes, endsIn, planEnds } from "../sdk/file-ends.ts"
 
@@ -23,7 +24,14 @@ export interface FsBrokerOptions {
   readonly refuse: (path: string, reason: string) => void
 }
 
-type Access = { readonly ok: true; readonly real: string } | { readonly ok: false }
+type Access =
+  | {
+      readonly ok: true
+      readonly real: string
+      /** Every path below this one (a folder's files) lies in a scope too. */
+      readonly below: boolean
+    }
+  | { readonly ok: false }
 
 const STREAM_CHUNK = 64 * 1024
 
@@ -68,7 +76,19 @@ const readEndsInto = async (
   return { head: ends.head, tail: ends.tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
 }
 
-/** Files of one readEnds call open at once, each lane with its own buffer. */
+/** Files read between two turns of the host's event loop. */
+const ENDS_CHUNK = 64
+
+/** A file's folder and name from an absolute path (`~` expanded, normalized); null for anything else. */
+const placeOf = (path: string, home: string): { readonly dir: string; readonly name: string } | null => {
+  if (typeof path !== "string") return null
+  const normal = path === "~" || path.startsWith("~/") || path.startsWith("/") ? expandPath(path, home) : ""
+  const slash = normal.lastIndexOf("/")
+  if (slash <= 0 || slash === normal.length - 1) return null
+  return { dir: normal.slice(0, slash), name: normal.slice(slash + 1) }
+}
+
+/** Files of one readEnds call checked one by one and open at once, each lane with its own buffer. */
 const ENDS_CONCURRENCY = 16
 
 const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
@@ -90,21 +110,24 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   const { scopes, home, refuse } = options
 
   /** Decide whether `path` may be read, and where it really is. */
-  const authorize = async (path: string): Promise<Access> => {
+  const authorize = async (
+    path: string,
+    report: (path: string, reason: string) => void = refuse,
+  ): Promise<Access> => {
     if (typeof path !== "string" || path === "") {
-      refuse(String(path), "not a path")
+      report(String(path), "not a path")
       return { ok: false }
     }
     const expanded = path === "~" || path.startsWith("~/") ? expandPath(path, home) : path
     if (!expanded.startsWith("/")) {
-      refuse(path, "not an absolute path")
+      report(path, "not an absolute path")
       return { ok: false }
     }
     const normal = expandPath(expanded, home)
     const roots = scopes.roots()
     const scope = roots.find((r) => covers(r, normal))
     if (!scope) {
-      refuse(
+      report(
         path,
         normal === expanded
           ? "outside every fs.read scope"
@@ -114,10 +137,13 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
     }
     const real = await realOrNull(normal)
     if (real === null) return { ok: false } // missing: null, not a refusal
-    if (real === normal) return { ok: true, real } // no link anywhere on the path
+    // Every path below lies in a scope too: a subtree scope covers the path, and its real place.
+    const below = (granted: ReadonlyArray<ScopeRoot>, at: string) =>
+      granted.some((r) => r.subtree && covers(r, at))
+    if (real === normal) return { ok: true, real, below: below(roots, normal) } // no link anywhere on the path
     const granted = await withRealRoots(roots)
     if (!inAny(granted, real)) {
-      refuse(path, `a link leads to ${real}, outside every fs.read scope`)
+      report(path, `a link leads to ${real}, outside every fs.read scope`)
       return { ok: false }
     }
     // Every link below the scope root must land in a scope too, even when a
@@ -131,11 +157,11 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       const target = await realOrNull(prefix)
       if (target === null) return { ok: false }
       if (!inAny(granted, target)) {
-        refuse(path, `the link ${prefix} leads to ${target}, outside every fs.read scope`)
+        report(path, `the link ${prefix} leads to ${target}, outside every fs.read scope`)
         return { ok: false }
       }
     }
-    return { ok: true, real }
+    return { ok: true, real, below: below(roots, normal) && below(granted, real) }
   }
 
   /** Run `f` on the real path when access is granted; null on refusal or any error. */
@@ -175,20 +201,41 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
           await handle.close()
         }
       }),
-    // Per file, the same grant check as every call (the path resolved, every
-    // link on it in a scope), then one open of the resolved path for both
-    // ends. A few lanes read at once, each into its own buffer, and a file's
-    // visit runs as soon as its reads are done, before its lane's next read.
+    // The grant check once per folder: a file in a folder every path below
+    // which lies in a scope is opened there without following a link, and
+    // read with synchronous calls, a chunk at a time. Any other path (a link,
+    // a folder not granted as a whole, a relative or odd path) takes the
+    // per-path check of every other call, which also logs refusals.
     readEnds: (paths, headBytes, tailBytes, visit) =>
       Effect.promise(async () => {
+        const places = paths.map((path) => placeOf(path, home))
+        const folders = new Map<string, string | null>()
+        for (const place of places) if (place !== null) folders.set(place.dir, null)
+        await Promise.all(
+          [...folders.keys()].map(async (dir) => {
+            const access = await authorize(dir, () => {})
+            if (access.ok && access.below) folders.set(dir, access.real)
+          }),
+        )
+        const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
+        const checkedOneByOne: number[] = []
+        for (let i = 0; i < paths.length; i++) {
+          if (i > 0 && i % ENDS_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve))
+          const place = places[i]
+          const real = place ? folders.get(place.dir) : null
+          const ends = real ? readEndsSync(`${real}/${place?.name}`, buffer, headBytes, tailBytes) : "link"
+          if (ends === "link") checkedOneByOne.push(i)
+          else visit(i, ends)
+        }
         let next = 0
         const lane = async (): Promise<void> => {
-          const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
-          for (let i = next++; i < paths.length; i = next++) {
-            const ends = await attempt(paths[i] as string, async (real) => {
-              const handle = await open(real, END_READ_FLAGS)
+          const laneBuffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
+          for (let j = next++; j < checkedOneByOne.length; j = next++) {
+            const i = checkedOneByOne[j] as number
+            const ends = await attempt(paths[i] as string, async (found) => {
+              const handle = await open(found, END_READ_FLAGS)
               try {
-                return await readEndsInto(handle, buffer, headBytes, tailBytes)
+                return await readEndsInto(handle, laneBuffer, headBytes, tailBytes)
               } finally {
                 await handle.close()
               }
@@ -196,7 +243,7 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
             visit(i, ends)
           }
         }
-        await Promise.all(Array.from({ length: Math.min(ENDS_CONCURRENCY, paths.length) }, lane))
+        await Promise.all(Array.from({ length: Math.min(ENDS_CONCURRENCY, checkedOneByOne.length) }, lane))
       }),
     stream: (path, start = 0) =>
       guarded(path, async (real) => {
