@@ -46,11 +46,17 @@ const main = async (): Promise<void> => {
   const services = Context.make(Fs, fs).pipe(Context.add(Storage, storage))
   const calls: Record<OursMode, () => Promise<number>> = {
     "ours-list": async () =>
-      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provideContext(services))))
-        .sessions.length,
+      (
+        await Effect.runPromise(
+          listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provideContext(services)),
+        )
+      ).sessions.length,
     "ours-list-warm": async () =>
-      (await Effect.runPromise(listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provideContext(services))))
-        .sessions.length,
+      (
+        await Effect.runPromise(
+          listSessions(configDir, { limit: 1_000_000 }).pipe(Effect.provideContext(services)),
+        )
+      ).sessions.length,
     // No plugin code: only the file-system calls a cold list makes, as a floor for its time.
     "floor-list": async () => rawEndsFloor(configDir, 2 * 1024, 4 * 1024),
     "ours-read": async () =>

@@ -7,23 +7,28 @@
  * sides run as plain JavaScript under `node` with no loader: our worker
  * (bench/history-worker.ts, the plugin's modules and effect) and the SDK's
  * (bench/history-sdk-worker.ts, the SDK as its package) are bundled with
- * esbuild first. Figures (bench/sample.ts): wall time (CPU time shown too:
- * the machine may be shared); whole-process peak RSS, start-up included;
- * peak RSS during the call less RSS before it. Whole-process peaks are also
- * compared above a bare node process's peak (the runtime both carry). The
- * headline's memory is the whole-process peak, the during-call ratio beside it.
+ * esbuild first. Our call runs as the plugin runs it: its services in one
+ * context made beforehand, Effect's runtime used once before (as activation
+ * does); none of the history code has run. Figures (bench/sample.ts): wall
+ * time (CPU time shown too: the machine may be shared); the peak RSS during
+ * the call less the RSS before it (what the call itself needs); the
+ * whole-process peak RSS, start-up and each side's loaded code included,
+ * also compared above a bare node process's peak (the runtime both carry).
  *
  * Our list runs two ways:
  * - cold: the plugin's storage holds no summary cache; every file is read
  *   (one open each for both ends) and the cache is written after the answer;
  * - warm: a fresh process whose storage holds the cache the cold run wrote,
  *   as on a host that lists again: folders listed, files stat'ed, nothing read.
- * Both read files directly (bench/node-fs.ts). The same two also run through
- * host/fs-broker (grant checks and asynchronous I/O on every call), shown
- * apart for reference. `floor-list` makes only the file-system calls of a
+ * Both read files directly (bench/node-fs.ts), and again through the host's
+ * own broker (host/fs-broker: grant checks, the event loop kept turning),
+ * the plugin's real path. `floor-list` makes only the file-system calls of a
  * cold list (no plugin code): the bound on any cold list's speed here.
  *
- * Readers of one kind run alternately, RUNS times each; medians compared.
+ * Readers of one kind run in turn, RUNS rounds. Each reader's figures are
+ * medians; a time ratio is the median of the rounds' ratios (one round runs
+ * every reader close together in time, so a machine that is slower for a
+ * while slows both sides alike).
  *
  *   npm run bench -- history
  */
@@ -150,19 +155,37 @@ const summarizeRuns = (mode: Mode, samples: Sample[]): Figures => {
   return figures
 }
 
+/** A reader's median figures and its runs, in round order. */
+interface Measured extends Figures {
+  readonly runs: ReadonlyArray<Sample>
+}
+
 /** Readers of one kind, in turn, RUNS rounds, so a busy machine slows them alike. */
 const compare = (modes: Mode[], corpus: Corpus, workers: { ours: string; sdk: string }) => {
   const samples = new Map<Mode, Sample[]>(modes.map((m) => [m, []]))
   for (let i = 0; i < RUNS; i++)
     for (const mode of modes) samples.get(mode)?.push(measure(mode, corpus, workers))
-  return new Map(modes.map((m) => [m, summarizeRuns(m, samples.get(m) ?? [])]))
+  return new Map(
+    modes.map((m): [Mode, Measured] => {
+      const runs = samples.get(m) ?? []
+      return [m, { ...summarizeRuns(m, runs), runs }]
+    }),
+  )
 }
 
-const get = (figures: Map<Mode, Figures>, mode: Mode): Figures => {
+const get = (figures: Map<Mode, Measured>, mode: Mode): Measured => {
   const found = figures.get(mode)
   if (found === undefined) throw new Error(`no figures for ${mode}`)
   return found
 }
+
+/**
+ * The time ratio of two readers, round by round (each round runs every
+ * reader once, close together in time), then the median: a machine that is
+ * slower for a while slows both sides of a round alike.
+ */
+const pairedRatio = (a: Measured, b: Measured, f: (s: Sample) => number): number =>
+  median(a.runs.map((s, i) => f(s) / f(b.runs[i] ?? s)))
 
 export const main = async (): Promise<void> => {
   const corpus = ensureCorpus()
@@ -189,9 +212,15 @@ export const main = async (): Promise<void> => {
 
   const bare = bareNodePeak()
   console.log(`a bare node process peaks at ${mb(bare)}: the runtime both sides share`)
-  const line = (name: string, ours: Figures, sdk: Figures, faster: boolean) => {
-    const time = faster ? `${fixed(sdk.ms / ours.ms)}x faster` : `${ratio(ours.ms / sdk.ms)}x time`
-    const cpu = faster ? `${fixed(sdk.cpuMs / ours.cpuMs)}x` : `${ratio(ours.cpuMs / sdk.cpuMs)}x`
+  const ms = (s: Sample) => s.ms
+  const cpuMs = (s: Sample) => s.cpuMs
+  const line = (name: string, ours: Measured, sdk: Measured, faster: boolean) => {
+    const time = faster
+      ? `${fixed(pairedRatio(sdk, ours, ms))}x faster`
+      : `${ratio(pairedRatio(ours, sdk, ms))}x time`
+    const cpu = faster
+      ? `${fixed(pairedRatio(sdk, ours, cpuMs))}x`
+      : `${ratio(pairedRatio(ours, sdk, cpuMs))}x`
     const aboveBare = (ours.processPeak - bare) / (sdk.processPeak - bare)
     console.log(
       `${name.padEnd(24)} ${time} (cpu ${cpu}), memory ${ratio(ours.processPeak / sdk.processPeak)}x whole-process peak, ${ratio(aboveBare)}x above a bare node, ${ratio(ours.added / sdk.added)}x during the call`,
@@ -210,9 +239,10 @@ export const main = async (): Promise<void> => {
     `floor: the cold list's file-system calls alone take ${fixed(floor.ms)} ms, so no cold list here beats ${fixed(sdkList.ms / floor.ms)}x`,
   )
   console.log(
-    "headline: time from the direct-file runs; memory = whole-process peak RSS (the during-call ratio in parentheses); list memory from the cold run",
+    "headline: time from the direct-file runs (the broker's beside them); memory = the call's own peak (the whole process's peak, runtime and loaded code included, in parentheses); list figures from the cold run",
   )
+  const broker = get(lists, "ours-list broker")
   console.log(
-    `history: list ${fixed(sdkList.ms / cold.ms)}x faster (cold; ${fixed(sdkList.ms / warm.ms)}x warm), ${ratio(cold.processPeak / sdkList.processPeak)}x memory (${ratio(cold.added / sdkList.added)}x during the call); read ${ratio(ourRead.ms / sdkRead.ms)}x time, ${ratio(ourRead.processPeak / sdkRead.processPeak)}x memory (${ratio(ourRead.added / sdkRead.added)}x during the call)`,
+    `history: list ${fixed(pairedRatio(sdkList, cold, ms))}x faster (cold; ${fixed(pairedRatio(sdkList, broker, ms))}x through the broker; ${fixed(pairedRatio(sdkList, warm, ms))}x warm), ${ratio(cold.added / sdkList.added)}x memory (whole process ${ratio(cold.processPeak / sdkList.processPeak)}x); read ${ratio(pairedRatio(ourRead, sdkRead, ms))}x time, ${ratio(ourRead.added / sdkRead.added)}x memory (whole process ${ratio(ourRead.processPeak / sdkRead.processPeak)}x)`,
   )
 }
