@@ -184,6 +184,14 @@ describe("both ends of a file", () => {
     }
   })
 
+  it("asked for no bytes, gives only the size and times: without readEnds, one stat and no range", async () => {
+    for (const fs of [ends, ranges]) {
+      calls.length = 0
+      expect(await run(one(fs)("/c/t.jsonl", 0, 0))).toEqual({ head: "", tail: "", size: text.length })
+    }
+    expect(calls).toEqual(["stat /c/t.jsonl"])
+  })
+
   it("without readEnds: one stat, then one range when the ends meet, two when they do not", async () => {
     calls.length = 0
     await run(one(ranges)("/c/t.jsonl", 4, 4))

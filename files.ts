@@ -90,6 +90,8 @@ export const endsReader = (fs: FsShape): EndsReader =>
       { concurrency: FALLBACK_CONCURRENCY, discard: true },
     ))
 
+const NO_BYTES = new Uint8Array(0)
+
 const endsByRanges = (
   fs: FsShape,
   path: string,
@@ -100,6 +102,8 @@ const endsByRanges = (
     const stat = yield* fs.stat(path)
     if (stat === null || stat.kind !== "file") return null
     const { size, mtimeMs, birthtimeMs } = stat
+    if (headBytes <= 0 && tailBytes <= 0)
+      return { head: NO_BYTES, tail: NO_BYTES, size, mtimeMs, birthtimeMs }
     const plan = planEnds(size, headBytes, tailBytes)
     if (plan.whole) {
       const whole = yield* fs.readRange(path, 0, size)

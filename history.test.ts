@@ -93,7 +93,9 @@ const world = (files: Record<string, string>, mtimes: Record<string, number> = {
     readEnds: (paths, head, tail, visit) =>
       base.readEnds!(paths, head, tail, (i, ends) => {
         const path = paths[i] as string
-        reads.push({ op: "ends", path, bytes: (ends?.head.length ?? 0) + (ends?.tail.length ?? 0) })
+        // Sizes only (no bytes asked for) stand for a stat.
+        if (head === 0 && tail === 0) reads.push({ op: "stat", path })
+        else reads.push({ op: "ends", path, bytes: (ends?.head.length ?? 0) + (ends?.tail.length ?? 0) })
         visit(i, ends === null ? ends : { ...ends, mtimeMs: mtimes[path] ?? ends.mtimeMs })
       }),
     readRange: (path, start, end) => {

@@ -320,15 +320,21 @@ export const listSessions = (
     const finishLater = Effect.suspend(() =>
       later.length === 0 ? Effect.void : inLanes(later.splice(0), (more) => more),
     )
-    /** Both ends of each item's file, in one `readEnds` call; `got` is told each (the bytes lent for that call). */
+    /**
+     * Each item's file in one `readEnds` call, `got` told each (the bytes lent
+     * for that call): both ends, or with `sizesOnly` only its size and times.
+     */
     const readEach = <A>(
       items: ReadonlyArray<A>,
       pathOf: (item: A) => string,
       got: (item: A, ends: FileEnds | null) => void,
+      sizesOnly = false,
     ) =>
       items.length === 0
         ? Effect.void
-        : readEnds(items.map(pathOf), HEAD_BYTES, TAIL_BYTES, (i, ends) => got(items[i] as A, ends))
+        : readEnds(items.map(pathOf), sizesOnly ? 0 : HEAD_BYTES, sizesOnly ? 0 : TAIL_BYTES, (i, ends) =>
+            got(items[i] as A, ends),
+          )
 
     // A file the cache knows (or any file, when only a page is read) is
     // stat'ed; every other file is read and summarized at once.
@@ -338,16 +344,17 @@ export const listSessions = (
     else if (isEmpty(cache)) toRead.push(...candidates)
     else for (const c of candidates) (cache[c.path] !== undefined ? toStat : toRead).push(c)
     const all: Known[] = []
-    const statAll = inLanes(
+    const statAll = readEach(
       toStat,
-      (c): Effect.Effect<void> =>
-        Effect.map(fs.stat(c.path), (stat) => {
-          if (stat === null || stat.kind !== "file") return
-          const k: Known = { c, size: stat.size, mtimeMs: stat.mtimeMs }
-          const hit = cachedSummary(cache[c.path], k)
-          if (hit !== undefined) k.summary = hit
-          all.push(k)
-        }),
+      (c) => c.path,
+      (c, ends) => {
+        if (ends === null) return
+        const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
+        const hit = cachedSummary(cache[c.path], k)
+        if (hit !== undefined) k.summary = hit
+        all.push(k)
+      },
+      true,
     )
     const readAll = readEach(
       toRead,

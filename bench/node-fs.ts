@@ -56,6 +56,14 @@ const readEndsInto = (
   headBytes: number,
   tailBytes: number,
 ): FileEnds | null => {
+  if (headBytes <= 0 && tailBytes <= 0) {
+    // No bytes asked for: the size and times from one stat, no open.
+    const s = statSync(path)
+    const none = buffer.subarray(0, 0)
+    return s.isFile()
+      ? { head: none, tail: none, size: s.size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
+      : null
+  }
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
     const s = fstatSync(fd)

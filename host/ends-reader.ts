@@ -4,7 +4,7 @@
  * calls per file cost a fraction of five thread-pool round trips. The broker
  * reads a batch in chunks and lets its event loop run between them.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs"
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs"
 import { endsIn, planEnds } from "../sdk/file-ends.ts"
 import type { FileEnds } from "../sdk/plugin-api.ts"
 
@@ -43,6 +43,7 @@ export const readEndsSync = (
   headBytes: number,
   tailBytes: number,
 ): FileEnds | null | "link" => {
+  if (headBytes <= 0 && tailBytes <= 0) return statOnly(path, buffer)
   let fd: number
   try {
     fd = openSync(path, FLAGS)
@@ -65,4 +66,19 @@ export const readEndsSync = (
   } finally {
     closeSync(fd)
   }
+}
+
+/** No bytes asked for: the size and times from one lstat, no open. */
+const statOnly = (path: string, buffer: Uint8Array): FileEnds | null | "link" => {
+  let s: ReturnType<typeof lstatSync>
+  try {
+    s = lstatSync(path, { throwIfNoEntry: false })
+  } catch {
+    return null
+  }
+  if (s === undefined) return null
+  if (s.isSymbolicLink()) return "link"
+  if (!s.isFile()) return null
+  const none = buffer.subarray(0, 0)
+  return { head: none, tail: none, size: s.size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
 }

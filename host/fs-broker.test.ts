@@ -309,6 +309,19 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
     expect(refusals().some((r) => r.includes("outside.jsonl"))).toBe(true)
   })
 
+  it("asked for no bytes, gives sizes and times like stat, a link by the full check", async () => {
+    const dir = join(world.home, ".claude/projects/-ws")
+    const file = world.write(join(dir, "a.jsonl"), "12345")
+    world.write(join(world.home, ".ssh/id_rsa"), "secret")
+    symlinkSync(join(world.home, ".ssh/id_rsa"), join(dir, "outside.jsonl"))
+    const found = await endsOf([file, join(dir, "outside.jsonl"), dir], 0, 0)
+    const st = await run(fs().stat(file))
+    expect(found[0]).toMatchObject({ size: 5, mtimeMs: st?.mtimeMs, birthtimeMs: st?.birthtimeMs })
+    expect(found[0]?.head.length).toBe(0)
+    expect(found.slice(1)).toEqual([null, null])
+    expect(refusals()).toHaveLength(1)
+  })
+
   it("lets the host's event loop run while it reads a large batch", async () => {
     const paths = Array.from({ length: 300 }, (_, n) =>
       world.write(join(world.home, `.claude/projects/-many/f${n}.jsonl`), `${n}`),
