@@ -77,12 +77,18 @@ const readEndsInto = async (
 }
 
 /** Files read between two turns of the host's event loop. */
-const ENDS_CHUNK = 64
+const ENDS_CHUNK = 256
 
 /** A file's folder and name from an absolute path (`~` expanded, normalized); null for anything else. */
 const placeOf = (path: string, home: string): { readonly dir: string; readonly name: string } | null => {
   if (typeof path !== "string") return null
-  const normal = path === "~" || path.startsWith("~/") || path.startsWith("/") ? expandPath(path, home) : ""
+  // An absolute path with nothing to fold (the usual case: the plugin joins its paths) is already normal.
+  const plain = path.startsWith("/") && !/\/\.{0,2}(\/|$)/.test(path)
+  const normal = plain
+    ? path
+    : path === "~" || path.startsWith("~/") || path.startsWith("/")
+      ? expandPath(path, home)
+      : ""
   const slash = normal.lastIndexOf("/")
   if (slash <= 0 || slash === normal.length - 1) return null
   return { dir: normal.slice(0, slash), name: normal.slice(slash + 1) }
@@ -219,13 +225,19 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
         )
         const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
         const checkedOneByOne: number[] = []
-        for (let i = 0; i < paths.length; i++) {
-          if (i > 0 && i % ENDS_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve))
-          const place = places[i]
-          const real = place ? folders.get(place.dir) : null
-          const ends = real ? readEndsSync(`${real}/${place?.name}`, buffer, headBytes, tailBytes) : "link"
-          if (ends === "link") checkedOneByOne.push(i)
-          else visit(i, ends)
+        // A chunk in plain synchronous code, then a turn of the event loop.
+        const readChunk = (from: number, to: number) => {
+          for (let i = from; i < to; i++) {
+            const place = places[i]
+            const real = place ? folders.get(place.dir) : null
+            const ends = real ? readEndsSync(`${real}/${place?.name}`, buffer, headBytes, tailBytes) : "link"
+            if (ends === "link") checkedOneByOne.push(i)
+            else visit(i, ends)
+          }
+        }
+        for (let from = 0; from < paths.length; from += ENDS_CHUNK) {
+          if (from > 0) await new Promise((resolve) => setImmediate(resolve))
+          readChunk(from, Math.min(paths.length, from + ENDS_CHUNK))
         }
         let next = 0
         const lane = async (): Promise<void> => {
