@@ -20,7 +20,8 @@ import {
 import { homedir, tmpdir } from "node:os"
 import { Effect, Layer, Stream } from "effect"
 import { type DirEntry, type FileEnds, Fs, type FsShape } from "../sdk/plugin-api.ts"
-import { endsBufferBytes, endsIn, planEnds } from "../sdk/file-ends.ts"
+import { readEndsSync } from "../host/ends-reader.ts"
+import { endsBufferBytes } from "../sdk/file-ends.ts"
 
 const orNull = <A>(f: () => A): A | null => {
   try {
@@ -32,53 +33,18 @@ const orNull = <A>(f: () => A): A | null => {
 
 const STREAM_CHUNK = 1024 * 1024
 
-/** Read `length` bytes from `position` into `buffer` at `offset`; the count read (fewer when the file ends first). */
-const readInto = (
-  fd: number,
-  buffer: Uint8Array,
-  offset: number,
-  length: number,
-  position: number,
-): number => {
-  let done = 0
-  while (done < length) {
-    const n = readSync(fd, buffer, offset + done, length - done, position + done)
-    if (n === 0) break
-    done += n
-  }
-  return done
-}
-
-/** One file's ends read into `buffer` (see sdk/file-ends.ts), or null when it is no regular file. */
+/** One file's ends into `buffer` with the host's synchronous reader, a link followed (no grants here). */
 const readEndsInto = (
   path: string,
   buffer: Uint8Array,
   headBytes: number,
   tailBytes: number,
 ): FileEnds | null => {
-  if (headBytes <= 0 && tailBytes <= 0) {
-    // No bytes asked for: the size and times from one stat, no open.
-    const s = statSync(path)
-    const none = buffer.subarray(0, 0)
-    return s.isFile()
-      ? { head: none, tail: none, size: s.size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
-      : null
-  }
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
-  try {
-    const s = fstatSync(fd)
-    if (!s.isFile()) return null
-    const size = s.size
-    const plan = planEnds(size, headBytes, tailBytes)
-    const head = readInto(fd, buffer, 0, plan.whole ? size : plan.headLength, 0)
-    const tail = plan.whole
-      ? 0
-      : readInto(fd, buffer, plan.headLength, plan.tailLength, size - plan.tailLength)
-    const ends = endsIn(buffer, plan, head, tail)
-    return { head: ends.head, tail: ends.tail, size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
-  } finally {
-    closeSync(fd)
-  }
+  const ends = readEndsSync(path, buffer, headBytes, tailBytes)
+  if (ends !== "link") return ends
+  const real = orNull(() => realpathSync(path))
+  const followed = real === null ? null : readEndsSync(real, buffer, headBytes, tailBytes)
+  return followed === "link" ? null : followed
 }
 
 /** Every file's ends go through this one buffer, lent to the visitor (see FsShape.readEnds). */
