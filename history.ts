@@ -64,11 +64,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 // ---------------------------------------------------------------------------
 // list_sessions
 //
-// Per file on the hot path: one `readEnds` (one open for head, tail, size
-// and times) and a few string searches; a JSON parse only for a whole user
-// line in the head and a title line in the tail. A summary is kept in
-// plugin storage with the file's size and mtime, so a later list only lists
-// the folders and stats the files, and reads again only what changed.
+// Every file to read goes to one `readEnds` call (one open each for head,
+// tail, size and times; the bytes lent to a visitor), and is summarized in
+// plain synchronous code as it is visited (session-summary.ts: byte
+// searches, a JSON parse only for a title line or an unusual first prompt).
+// A summary is kept in plugin storage with the file's size and mtime, so a
+// later list only lists the folders and gets the files' sizes and times (one
+// `readEnds` call asking for no bytes), and reads again only what changed.
 
 /** Bytes read from each end of a transcript for the list. */
 const HEAD_BYTES = 2 * 1024
@@ -76,35 +78,8 @@ const TAIL_BYTES = 4 * 1024
 /** How far the head grows when the first prompt is not in it. */
 const LONG_HEAD_BYTES = 64 * 1024
 const DEFAULT_PAGE = 50
-/** Files read at once: enough to keep an asynchronous broker's I/O busy. */
-const READ_CONCURRENCY = 16
-
-/**
- * `f` over `items`, in order, READ_CONCURRENCY at a time: that many fibers,
- * each taking the next item when it is done with one. A concurrent
- * `Effect.forEach` starts a fiber per item, which costs more than a
- * synchronous broker's whole stat or read.
- */
-const inLanes = <A, B>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<B>): Effect.Effect<B[]> => {
-  const out = new Array<B>(items.length)
-  let next = 0
-  const lane: Effect.Effect<void> = Effect.suspend(() => {
-    if (next >= items.length) return Effect.void
-    const at = next++
-    return Effect.flatMap(f(items[at] as A), (b) => {
-      out[at] = b
-      return lane
-    })
-  })
-  const lanes = Math.min(READ_CONCURRENCY, items.length)
-  return Effect.as(
-    Effect.all(
-      Array.from({ length: lanes }, () => lane),
-      { concurrency: "unbounded", discard: true },
-    ),
-    out,
-  )
-}
+/** Further reads (a longer head, a rename's title file) at once: enough to keep an asynchronous broker busy. */
+const FURTHER_READS = 16
 
 /** A `<uuid>.jsonl` file of a project folder. */
 interface Candidate {
@@ -318,7 +293,9 @@ export const listSessions = (
       if (more !== undefined) later.push(more)
     }
     const finishLater = Effect.suspend(() =>
-      later.length === 0 ? Effect.void : inLanes(later.splice(0), (more) => more),
+      later.length === 0
+        ? Effect.void
+        : Effect.forEach(later.splice(0), (more) => more, { concurrency: FURTHER_READS, discard: true }),
     )
     /**
      * Each item's file in one `readEnds` call, `got` told each (the bytes lent
