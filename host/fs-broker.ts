@@ -7,8 +7,8 @@
  * scope. A refusal, a missing file or any I/O error answers null, never an
  * error; refusals are logged.
  */
-import { constants, createReadStream, type Stats } from "node:fs"
-import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises"
+import { constants, createReadStream, lstatSync, realpathSync, type Stats } from "node:fs"
+import { type FileHandle, open, readdir, readFile, stat } from "node:fs/promises"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
@@ -97,16 +97,33 @@ const placeOf = (path: string, home: string): { readonly dir: string; readonly n
 /** Files of one readEnds call checked one by one and open at once, each lane with its own buffer. */
 const ENDS_CONCURRENCY = 16
 
-const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
+/**
+ * Where a path really is, or null. Synchronous, as the other checks of a
+ * grant: a few microseconds each, where a thread-pool round trip per check
+ * would cost a listing of a thousand files more than its reads.
+ */
+const realOrNull = (path: string): string | null => {
+  try {
+    return realpathSync(path)
+  } catch {
+    return null
+  }
+}
+
+const isLink = (path: string): boolean => {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true
+  } catch {
+    return false
+  }
+}
 
 /** The scope roots plus where each really lives (a temp HOME under a linked /tmp, a linked ~/.claude). */
-const withRealRoots = async (roots: ReadonlyArray<ScopeRoot>): Promise<ReadonlyArray<ScopeRoot>> => {
-  const real = await Promise.all(
-    roots.map(async (r) => {
-      const target = await realOrNull(r.root)
-      return target && target !== r.root ? { ...r, root: target } : null
-    }),
-  )
+const withRealRoots = (roots: ReadonlyArray<ScopeRoot>): ReadonlyArray<ScopeRoot> => {
+  const real = roots.map((r) => {
+    const target = realOrNull(r.root)
+    return target && target !== r.root ? { ...r, root: target } : null
+  })
   return [...roots, ...real.filter((r): r is ScopeRoot => r !== null)]
 }
 
@@ -116,10 +133,7 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   const { scopes, home, refuse } = options
 
   /** Decide whether `path` may be read, and where it really is. */
-  const authorize = async (
-    path: string,
-    report: (path: string, reason: string) => void = refuse,
-  ): Promise<Access> => {
+  const authorize = (path: string, report: (path: string, reason: string) => void = refuse): Access => {
     if (typeof path !== "string" || path === "") {
       report(String(path), "not a path")
       return { ok: false }
@@ -141,13 +155,13 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       )
       return { ok: false }
     }
-    const real = await realOrNull(normal)
+    const real = realOrNull(normal)
     if (real === null) return { ok: false } // missing: null, not a refusal
     // Every path below lies in a scope too: a subtree scope covers the path, and its real place.
     const below = (granted: ReadonlyArray<ScopeRoot>, at: string) =>
       granted.some((r) => r.subtree && covers(r, at))
     if (real === normal) return { ok: true, real, below: below(roots, normal) } // no link anywhere on the path
-    const granted = await withRealRoots(roots)
+    const granted = withRealRoots(roots)
     if (!inAny(granted, real)) {
       report(path, `a link leads to ${real}, outside every fs.read scope`)
       return { ok: false }
@@ -158,9 +172,8 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
     let prefix = scope.root
     for (const part of rest) {
       prefix = prefix === "/" ? `/${part}` : `${prefix}/${part}`
-      const info = await lstat(prefix).catch(() => null)
-      if (!info?.isSymbolicLink()) continue
-      const target = await realOrNull(prefix)
+      if (!isLink(prefix)) continue
+      const target = realOrNull(prefix)
       if (target === null) return { ok: false }
       if (!inAny(granted, target)) {
         report(path, `the link ${prefix} leads to ${target}, outside every fs.read scope`)
@@ -173,7 +186,7 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   /** Run `f` on the real path when access is granted; null on refusal or any error. */
   const attempt = async <A>(path: string, f: (real: string) => Promise<A | null>): Promise<A | null> => {
     try {
-      const access = await authorize(path)
+      const access = authorize(path)
       return access.ok ? await f(access.real) : null
     } catch {
       return null
@@ -216,13 +229,11 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       Effect.promise(async () => {
         const places = paths.map((path) => placeOf(path, home))
         const folders = new Map<string, string | null>()
-        for (const place of places) if (place !== null) folders.set(place.dir, null)
-        await Promise.all(
-          [...folders.keys()].map(async (dir) => {
-            const access = await authorize(dir, () => {})
-            if (access.ok && access.below) folders.set(dir, access.real)
-          }),
-        )
+        for (const place of places) {
+          if (place === null || folders.has(place.dir)) continue
+          const access = authorize(place.dir, () => {})
+          folders.set(place.dir, access.ok && access.below ? access.real : null)
+        }
         const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
         const checkedOneByOne: number[] = []
         // A chunk in plain synchronous code, then a turn of the event loop.
