@@ -7,8 +7,8 @@
  * scope. A refusal, a missing file or any I/O error answers null, never an
  * error; refusals are logged.
  */
-import { constants, createReadStream, lstatSync, realpathSync, type Stats } from "node:fs"
-import { type FileHandle, open, readdir, readFile, stat } from "node:fs/promises"
+import { constants, createReadStream, type Stats } from "node:fs"
+import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
@@ -97,33 +97,16 @@ const placeOf = (path: string, home: string): { readonly dir: string; readonly n
 /** Files of one readEnds call checked one by one and open at once, each lane with its own buffer. */
 const ENDS_CONCURRENCY = 16
 
-/**
- * Where a path really is, or null. Synchronous, as the other checks of a
- * grant: a few microseconds each, where a thread-pool round trip per check
- * would cost a listing of a thousand files more than its reads.
- */
-const realOrNull = (path: string): string | null => {
-  try {
-    return realpathSync(path)
-  } catch {
-    return null
-  }
-}
-
-const isLink = (path: string): boolean => {
-  try {
-    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() === true
-  } catch {
-    return false
-  }
-}
+const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
 
 /** The scope roots plus where each really lives (a temp HOME under a linked /tmp, a linked ~/.claude). */
-const withRealRoots = (roots: ReadonlyArray<ScopeRoot>): ReadonlyArray<ScopeRoot> => {
-  const real = roots.map((r) => {
-    const target = realOrNull(r.root)
-    return target && target !== r.root ? { ...r, root: target } : null
-  })
+const withRealRoots = async (roots: ReadonlyArray<ScopeRoot>): Promise<ReadonlyArray<ScopeRoot>> => {
+  const real = await Promise.all(
+    roots.map(async (r) => {
+      const target = await realOrNull(r.root)
+      return target && target !== r.root ? { ...r, root: target } : null
+    }),
+  )
   return [...roots, ...real.filter((r): r is ScopeRoot => r !== null)]
 }
 
@@ -133,7 +116,10 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   const { scopes, home, refuse } = options
 
   /** Decide whether `path` may be read, and where it really is. */
-  const authorize = (path: string, report: (path: string, reason: string) => void = refuse): Access => {
+  const authorize = async (
+    path: string,
+    report: (path: string, reason: string) => void = refuse,
+  ): Promise<Access> => {
     if (typeof path !== "string" || path === "") {
       report(String(path), "not a path")
       return { ok: false }
@@ -155,13 +141,13 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       )
       return { ok: false }
     }
-    const real = realOrNull(normal)
+    const real = await realOrNull(normal)
     if (real === null) return { ok: false } // missing: null, not a refusal
     // Every path below lies in a scope too: a subtree scope covers the path, and its real place.
     const below = (granted: ReadonlyArray<ScopeRoot>, at: string) =>
       granted.some((r) => r.subtree && covers(r, at))
     if (real === normal) return { ok: true, real, below: below(roots, normal) } // no link anywhere on the path
-    const granted = withRealRoots(roots)
+    const granted = await withRealRoots(roots)
     if (!inAny(granted, real)) {
       report(path, `a link leads to ${real}, outside every fs.read scope`)
       return { ok: false }
@@ -172,8 +158,9 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
     let prefix = scope.root
     for (const part of rest) {
       prefix = prefix === "/" ? `/${part}` : `${prefix}/${part}`
-      if (!isLink(prefix)) continue
-      const target = realOrNull(prefix)
+      const info = await lstat(prefix).catch(() => null)
+      if (!info?.isSymbolicLink()) continue
+      const target = await realOrNull(prefix)
       if (target === null) return { ok: false }
       if (!inAny(granted, target)) {
         report(path, `the link ${prefix} leads to ${target}, outside every fs.read scope`)
@@ -186,7 +173,7 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   /** Run `f` on the real path when access is granted; null on refusal or any error. */
   const attempt = async <A>(path: string, f: (real: string) => Promise<A | null>): Promise<A | null> => {
     try {
-      const access = authorize(path)
+      const access = await authorize(path)
       return access.ok ? await f(access.real) : null
     } catch {
       return null
@@ -229,11 +216,13 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       Effect.promise(async () => {
         const places = paths.map((path) => placeOf(path, home))
         const folders = new Map<string, string | null>()
-        for (const place of places) {
-          if (place === null || folders.has(place.dir)) continue
-          const access = authorize(place.dir, () => {})
-          folders.set(place.dir, access.ok && access.below ? access.real : null)
-        }
+        for (const place of places) if (place !== null) folders.set(place.dir, null)
+        await Promise.all(
+          [...folders.keys()].map(async (dir) => {
+            const access = await authorize(dir, () => {})
+            if (access.ok && access.below) folders.set(dir, access.real)
+          }),
+        )
         const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
         const checkedOneByOne: number[] = []
         // A chunk in plain synchronous code, then a turn of the event loop.
