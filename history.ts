@@ -135,7 +135,7 @@ const afterCursor = (cursor: string) => {
 /**
  * One session's list entry from its two ends (null: the file is no session),
  * stored on `k`, in plain synchronous code: most files need nothing more.
- * The ends' bytes are lent (FsShape.readEnds), so both are decoded here. The
+ * The ends' bytes are lent (FsShape.readEnds): all they give is taken here. The
  * rare rest (the first prompt lies beyond the head, or the session has a
  * folder that may hold a rename's title file) get back the further read to
  * run, which stores the entry when it is done.

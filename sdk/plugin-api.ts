@@ -135,14 +135,15 @@ export interface FsShape {
   /**
    * Both ends of many files, one open each: `visit(index, ends)` once for
    * each path (in any order: a host may read several at once), `ends` null
-   * for a path that is missing, refused or not a regular file (a folder). The bytes are lent: valid only during that
-   * `visit` call (the host reads every file into the same buffer), so decode
-   * or copy what you keep. For listings that read both ends of a thousand
-   * files: one call keeps a broker's per-call cost out of the per-file cost,
-   * and no file's bytes take fresh memory. With `headBytes` and `tailBytes`
-   * both 0 it gives only the sizes and times (a host may stat the files
-   * instead of opening them): a listing that knows the content already.
-   * Optional: a host without it is served by `stat` and `readRange` per file.
+   * for a path that is missing, refused or not a regular file (a folder).
+   * The bytes are lent: valid only during that `visit` call (the host reads
+   * every file into the same buffer), so decode or copy what you keep. For
+   * listings that read both ends of a thousand files: one call keeps a
+   * broker's per-call cost out of the per-file cost, and no file's bytes
+   * take fresh memory. With `headBytes` and `tailBytes` both 0 it gives only
+   * the sizes and times (a host may stat the files instead of opening them):
+   * a listing that knows the content already. Optional: a host without it
+   * is served by `stat` and `readRange` per file.
    */
   readonly readEnds?: (
     paths: ReadonlyArray<string>,
