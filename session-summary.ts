@@ -10,7 +10,7 @@
  * per file the better. The bytes may be lent (FsShape.readEnds): everything
  * is taken out of them at once.
  */
-import { indexOfBytes, lastIndexOfBytes, needle, startsWith, stringEnd } from "./bytes.ts"
+import { indexOfBytes, lastIndexOfBytes, type Needle, needle, startsWith, stringEnd } from "./bytes.ts"
 import { promptOf, type StoredRecord } from "./records.ts"
 import type { SessionSummary } from "./sdk/protocol.ts"
 
@@ -57,13 +57,13 @@ const valueAt = (bytes: Uint8Array, quote: number, to = bytes.length): string | 
 }
 
 /** The value of the first `key` (a `"name":"` needle) in `bytes[from, to)`. */
-const firstValue = (bytes: Uint8Array, key: ReturnType<typeof needle>, from = 0, to = bytes.length) => {
+const firstValue = (bytes: Uint8Array, key: Needle, from = 0, to = bytes.length) => {
   const at = indexOfBytes(bytes, key, from, to)
   return at < 0 ? undefined : valueAt(bytes, at + key.bytes.length - 1, to)
 }
 
 /** The value of the last `key` (a `"name":"` needle) in `bytes`. */
-const lastValue = (bytes: Uint8Array, key: ReturnType<typeof needle>) => {
+const lastValue = (bytes: Uint8Array, key: Needle) => {
   const at = lastIndexOfBytes(bytes, key)
   return at < 0 ? undefined : valueAt(bytes, at + key.bytes.length - 1)
 }
