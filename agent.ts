@@ -50,10 +50,9 @@ import type {
   SkillInfo,
   UsageLimits,
 } from "./sdk/protocol.ts"
-import { type Frame, type LiveSession, makeSession, type SessionTimeouts } from "./session.ts"
+import { type LiveSession, makeOwnedSession, makeSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill, readSkills, skillsChanged } from "./skills.ts"
 import * as state from "./state.ts"
-import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import { decodeLine, GetSettingsResponse, GetUsageResponse, InitializeResponse } from "./wire.ts"
 
@@ -93,7 +92,7 @@ interface OpenSession {
   skills: ReadonlyArray<SkillInfo> | undefined
 }
 
-const decode = (line: string) => decodeLine(line) as DecodedLine<Frame>
+const decode = decodeLine
 
 /** The options and knobs as the CLI's command line. */
 const argsFor = (
@@ -273,74 +272,74 @@ export const makeClaudeAgent = (
     Effect.gen(function* () {
       const scope = yield* Scope.fork(agentScope)
       const hostId = params.hostId
-      // Filled below; the hooks only run once the session exists.
-      let open: OpenSession | undefined
-      const live = yield* makeSession({
-        hostId,
-        cwd: params.cwd,
-        tools: params.tools ?? [],
-        instructions: params.instructions,
-        start: params.start,
-        prepareLaunch: (start) =>
-          Effect.gen(function* () {
-            const knobs = yield* readLaunchKnobsLogged
-            const env = yield* childEnvFor(acct)
-            const options = open?.options ?? params.options
-            return {
-              args: argsFor(start, params.cwd, options, models(), knobs),
-              env,
-              appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
-            }
-          }),
-        makeMapper: () =>
-          makeMapper({ sessionId: hostId, ...(params.options.model ? { model: params.options.model } : {}) }),
-        decodeLine: decode,
-        emit,
-        promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
-        hooks: {
-          initialized: (response) =>
+      // The session builds `open` from its LiveSession before it returns; every hook is handed it.
+      const open = yield* makeOwnedSession<OpenSession>(
+        {
+          hostId,
+          cwd: params.cwd,
+          tools: params.tools ?? [],
+          instructions: params.instructions,
+          start: params.start,
+          prepareLaunch: (start, open) =>
             Effect.gen(function* () {
-              if (catalog) return
-              const parsed = InitializeResponse.safeParse(response)
-              if (!parsed.success) return
-              catalog = {
-                models: modelCatalog(parsed.data),
-                initialize: parsed.data,
-                ...(lastLimits ? { usage: lastLimits } : {}),
+              const knobs = yield* readLaunchKnobsLogged
+              const env = yield* childEnvFor(acct)
+              return {
+                args: argsFor(start, params.cwd, open.options, models(), knobs),
+                env,
+                appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
               }
-              yield* host.infoChanged(identity.id)
             }),
-          launched: () =>
-            Effect.gen(function* () {
-              if (!open) return
-              yield* refreshSkills(open, hostId)
-              yield* checkUltracode(open)
+          makeMapper: () =>
+            makeMapper({
+              sessionId: hostId,
+              ...(params.options.model ? { model: params.options.model } : {}),
             }),
-          sent: ({ itemId, uuid }) =>
-            Effect.gen(function* () {
-              if (!open || !itemId) return
-              open.sentUuids.set(itemId, uuid)
-              yield* state.rememberSent(hostId, itemId, uuid)
-            }),
-          runEnded: () => (open ? refreshSkills(open, hostId) : Effect.void),
-          usageLimits: (limits) => rememberLimits(limits),
+          decodeLine: decode,
+          emit,
+          promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
+          hooks: {
+            initialized: (answer) =>
+              Effect.gen(function* () {
+                if (catalog) return
+                catalog = {
+                  models: modelCatalog(answer),
+                  initialize: answer,
+                  ...(lastLimits ? { usage: lastLimits } : {}),
+                }
+                yield* host.infoChanged(identity.id)
+              }),
+            launched: (open) =>
+              Effect.gen(function* () {
+                yield* refreshSkills(open, hostId)
+                yield* checkUltracode(open)
+              }),
+            sent: ({ itemId, uuid }, open) =>
+              Effect.gen(function* () {
+                if (!itemId) return
+                open.sentUuids.set(itemId, uuid)
+                yield* state.rememberSent(hostId, itemId, uuid)
+              }),
+            runEnded: (open) => refreshSkills(open, hostId),
+            usageLimits: (limits) => rememberLimits(limits),
+          },
+          ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },
-        ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
-      }).pipe(Scope.provide(scope))
-      open = {
-        live,
-        scope,
-        cwd: params.cwd,
-        tools: params.tools ?? [],
-        instructions: params.instructions,
-        options: params.options,
-        sentUuids: new Map(),
-        skills: undefined,
-      }
+        (live): OpenSession => ({
+          live,
+          scope,
+          cwd: params.cwd,
+          tools: params.tools ?? [],
+          instructions: params.instructions,
+          options: params.options,
+          sentUuids: new Map(),
+          skills: undefined,
+        }),
+      ).pipe(Scope.provide(scope))
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       sessions.set(hostId, open)
-      yield* live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open as OpenSession)))
+      yield* open.live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open)))
       return open
     })
 

@@ -464,6 +464,44 @@ export const GetUsageResponse = z.looseObject({
 })
 export type GetUsageResponse = z.infer<typeof GetUsageResponse>
 
+/** `set_model`: the model the CLI resolved the value to (`sonnet` → `claude-sonnet-5-5`). */
+export const SetModelResponse = z.looseObject({ model: optStr })
+export type SetModelResponse = z.infer<typeof SetModelResponse>
+
+/** `set_permission_mode`: the mode now in force (`manual` answers `default`). */
+export const SetPermissionModeResponse = z.looseObject({ mode: optStr })
+export type SetPermissionModeResponse = z.infer<typeof SetPermissionModeResponse>
+
+/** `interrupt`: what was still queued behind the interrupted turn. */
+export const InterruptResponse = z.looseObject({
+  still_queued: z.unknown().optional(),
+  cancelled: z.unknown().optional(),
+})
+export type InterruptResponse = z.infer<typeof InterruptResponse>
+
+/** An answer nobody reads (`apply_flag_settings` has no body, `stop_task` answers `{}`). */
+export const AckResponse = z.looseObject({})
+export type AckResponse = z.infer<typeof AckResponse>
+
+/**
+ * Every control request the plugin sends, by subtype, with the schema of its
+ * success answer (2.1.332, `o_control_sweep`). A subtype outside this table
+ * cannot be sent; an answer is decoded here before any caller sees it (an
+ * absent body reads as `{}`).
+ */
+export const ControlAnswers = {
+  initialize: InitializeResponse,
+  get_usage: GetUsageResponse,
+  get_settings: GetSettingsResponse,
+  interrupt: InterruptResponse,
+  set_model: SetModelResponse,
+  set_permission_mode: SetPermissionModeResponse,
+  apply_flag_settings: AckResponse,
+  stop_task: AckResponse,
+} as const
+export type ControlSubtype = keyof typeof ControlAnswers
+export type ControlAnswer<S extends ControlSubtype> = z.infer<(typeof ControlAnswers)[S]>
+
 export const AskUserQuestionInput = z.looseObject({
   questions: z.array(
     z.looseObject({
