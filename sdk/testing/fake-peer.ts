@@ -9,6 +9,13 @@
  *   yield* proc.respond(init.request_id, { models: [] })
  *   const user = yield* proc.expect((f) => f.type === "user")
  *   yield* proc.send({ type: "result", subtype: "success", ... })
+ *   yield* proc.drained // the plugin has handled every line written so far
+ *
+ * `drained` replaces sleeps and sentinel frames: stdout is a pull stream, and
+ * the plugin's reader asks for the next line only once it has handled the one
+ * before (including every event its handler emitted), so when it has asked
+ * past the last line written, everything written is consumed. Work the
+ * handler forked (a plugin tool call, a workflow record read) may still run.
  */
 import { Deferred, Effect, Queue, Ref, Stream } from "effect"
 import { BrokerFailure, type ProcessExit, type ProcessHandle, type SpawnOptions } from "../plugin-api.ts"
@@ -30,6 +37,11 @@ export interface FakeProcess {
   readonly send: (frame: Frame) => Effect.Effect<void>
   /** Write a raw stdout line (for malformed-input tests). */
   readonly sendRaw: (line: string) => Effect.Effect<void>
+  /**
+   * Completes once the plugin's reader has handled every stdout line written so
+   * far (fails after 5 s, e.g. when nothing reads this process any more).
+   */
+  readonly drained: Effect.Effect<void, Error>
   readonly stderr: (text: string) => Effect.Effect<void>
   /** Answer a control request from the plugin with success. */
   readonly respond: (requestId: string, response?: Frame) => Effect.Effect<void>
@@ -92,7 +104,36 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
           yield* Deferred.succeed(exitDeferred, { code, signal })
         })
 
-      const sendLine = (line: string) => Queue.offer(stdout, encoder.encode(line)).pipe(Effect.asVoid)
+      // Lines written, lines the reader took, and the waiters of `drained` by the count they need.
+      let written = 0
+      let taken = 0
+      let handled = 0
+      const drainWaiters: Array<{ readonly until: number; readonly done: Deferred.Deferred<void> }> = []
+      const settleDrained = Effect.suspend(() => {
+        const ready = drainWaiters.filter((waiter) => waiter.until <= handled)
+        for (const waiter of ready) drainWaiters.splice(drainWaiters.indexOf(waiter), 1)
+        return Effect.forEach(ready, (waiter) => Deferred.succeed(waiter.done, undefined), { discard: true })
+      })
+      /** The reader asks for more: everything it took before is handled. */
+      const pull = Effect.gen(function* () {
+        handled = taken
+        yield* settleDrained
+        const chunk = yield* Queue.take(stdout)
+        taken++
+        return chunk
+      })
+      const drained = Effect.suspend(() => {
+        if (handled >= written) return Effect.void
+        const done = Deferred.makeUnsafe<void>()
+        drainWaiters.push({ until: written, done })
+        return Deferred.await(done)
+      })
+
+      const sendLine = (line: string) =>
+        Effect.suspend(() => {
+          written++
+          return Queue.offer(stdout, encoder.encode(line))
+        }).pipe(Effect.asVoid)
       const send = (frame: Frame) => sendLine(`${JSON.stringify(frame)}\n`)
 
       const take = (match: (frame: Frame) => boolean): Effect.Effect<Frame> =>
@@ -124,6 +165,7 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
           ),
         send,
         sendRaw: (line) => sendLine(line.endsWith("\n") ? line : `${line}\n`),
+        drained: within(drained, 5_000, "the plugin to read every line written"),
         stderr: (text) => Queue.offer(stderr, encoder.encode(text)).pipe(Effect.asVoid),
         respond: (requestId, response) =>
           send({
@@ -169,7 +211,7 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
       let buffered = ""
       const handle: ProcessHandle = {
         pid: 40_000 + processes.length,
-        stdout: Stream.fromQueue(stdout),
+        stdout: Stream.fromEffectRepeat(pull),
         stderr: Stream.fromQueue(stderr),
         write: (text) =>
           Effect.gen(function* () {
