@@ -32,13 +32,8 @@ import type {
   QuestionAnswer,
   UsageLimits,
 } from "./sdk/protocol.ts"
-import { makeApprovals } from "./session/approvals.ts"
-import { makeSessionContext } from "./session/context.ts"
-import { makeFrameRouter } from "./session/frames.ts"
-import { makeMcpBridge } from "./session/mcp-bridge.ts"
-import { makeProcessKeeper, type PreparedLaunch } from "./session/process.ts"
-import { makeRunLedger } from "./session/runs.ts"
-import { makeUnknownFrames } from "./session/unknown-frames.ts"
+import { assembleParts } from "./session/parts.ts"
+import type { PreparedLaunch } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import {
@@ -48,7 +43,6 @@ import {
   type Frame,
   type InitializeResponse,
 } from "./wire.ts"
-import { makeWorkflowFollower } from "./workflow-follow.ts"
 
 export type { Frame } from "./wire.ts"
 export type { PreparedLaunch } from "./session/process.ts"
@@ -176,62 +170,32 @@ export const makeOwnedSession = <R>(
     const timeouts: SessionTimeouts = { ...DEFAULT_TIMEOUTS, ...setup.timeouts }
     const admission = yield* Semaphore.make(1)
     const sid = setup.hostId
-    const hooks = setup.hooks ?? {}
     // The reader runs outside any caller: it carries the broker services with it.
     const services = yield* Effect.context<Broker>()
 
     let start: StartMode = setup.start
     let closed = false
-    const ctx = makeSessionContext({
+    const { launched, initialized, sent, runEnded, usageLimits } = setup.hooks ?? {}
+    const { ctx, runs, approvals, processes, unknown, notice } = yield* assembleParts({
       sid,
       log,
       emit: setup.emit,
-      scope: sessionScope,
-      mapper: setup.makeMapper(start.cliId),
-    })
-    const { runEnded, launched, initialized, sent, usageLimits } = hooks
-    const runs = makeRunLedger(ctx, runEnded && (() => runEnded(record)))
-    const emitNotice = (level: "info" | "warning" | "error", text: string) => {
-      const run = runs.current()
-      return ctx.emit({ type: "Notice", session_id: sid, ...(run ? { run_id: run.id } : {}), level, text })
-    }
-    const approvals = makeApprovals(ctx, {
-      channel: () => processes.current()?.channel,
-      runId: () => runs.current()?.id,
-    })
-    const workflows = makeWorkflowFollower({
-      mapper: () => ctx.mapper,
-      runId: () => runs.current()?.id,
-      emitAll: ctx.emitAll,
-      fork: ctx.fork,
-      ...(setup.workflowRecord ? { record: setup.workflowRecord } : {}),
-    })
-    const unknown = makeUnknownFrames(log, sid)
-    const route = makeFrameRouter({
-      ctx,
-      runs,
-      approvals,
-      mcp: yield* makeMcpBridge(ctx, setup.tools),
-      workflows,
-      unknown,
-      usageLimits: usageLimits && ((limits) => usageLimits(limits, record)),
-    })
-    const processes = makeProcessKeeper({
-      ctx,
       sessionScope,
       services,
+      mapper: setup.makeMapper(start.cliId),
       cwd: setup.cwd,
-      hasTools: setup.tools.length > 0,
-      initializeMs: timeouts.initializeMs,
+      tools: setup.tools,
       controlMs: timeouts.controlMs,
+      initializeMs: timeouts.initializeMs,
+      workflowRecord: setup.workflowRecord,
       start: () => start,
       prepare: (next) => setup.prepareLaunch(next, record),
       decodeLine: setup.decodeLine ?? decodeWireLine,
-      route,
-      runs,
-      approvals,
-      notice: emitNotice,
-      initialized: initialized && ((answer) => initialized(answer, record)),
+      hooks: {
+        initialized: initialized && ((answer) => initialized(answer, record)),
+        runEnded: runEnded && (() => runEnded(record)),
+        usageLimits: usageLimits && ((limits) => usageLimits(limits, record)),
+      },
     })
 
     /** The owner's after-launch work (skills, the ultracode check): on its own fiber, never delaying a prompt. */
@@ -336,7 +300,7 @@ export const makeOwnedSession = <R>(
       request,
       restart: (next) => admission.withPermits(1)(restart(next)),
       close: Effect.suspend(() => close()),
-      emitNotice,
+      emitNotice: notice,
       unknownFrames: unknown.counts,
     }
     const record = own(session)
