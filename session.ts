@@ -234,8 +234,8 @@ export const makeOwnedSession = <R>(
       const current = runs.current()
       if (!current || current.cancelling) return
       current.cancelling = true
-      yield* approvals.settleAll("cancelled", true)
       const proc = processes.current()
+      yield* approvals.settleAll("cancelled", proc?.channel)
       if (!proc) return yield* runs.end(current, "Cancelled")
       yield* ctx.fork(proc.channel.request("interrupt"))
       yield* runs.armWatchdog(current, timeouts.cancelMs)
@@ -268,7 +268,7 @@ export const makeOwnedSession = <R>(
     const restart = Effect.fn("claude.session.restart")(function* (next: StartMode) {
       const current = runs.current()
       if (current) yield* runs.end(current, "Cancelled")
-      yield* approvals.settleAll("the conversation was rewound", false)
+      yield* approvals.settleAll("the conversation was rewound")
       yield* processes.stop
       runs.forgetSent()
       if (next.cliId !== start.cliId) ctx.mapper = setup.makeMapper(next.cliId)
@@ -295,8 +295,8 @@ export const makeOwnedSession = <R>(
       prompt: (params) => admission.withPermits(1)(prompt(params)),
       cancel: Effect.suspend(() => cancel()),
       cancelTask,
-      answerApproval: approvals.answerApproval,
-      answerQuestion: approvals.answerQuestion,
+      answerApproval: (answer) => approvals.answerApproval(answer, processes.current()?.channel),
+      answerQuestion: (answer) => approvals.answerQuestion(answer, processes.current()?.channel),
       request,
       restart: (next) => admission.withPermits(1)(restart(next)),
       close: Effect.suspend(() => close()),

@@ -24,12 +24,19 @@ import type { ControlChannel } from "./control.ts"
 export interface Approvals {
   /** A `can_use_tool` request of run `runId`. */
   readonly open: (requestId: string, request: CanUseToolRequest, runId: string) => Effect.Effect<void>
-  readonly answerApproval: (answer: ApprovalAnswer) => Effect.Effect<void, ApprovalNotFound>
-  readonly answerQuestion: (answer: QuestionAnswer) => Effect.Effect<void, ApprovalNotFound>
+  /** Answer through `channel`, the running process's (none: the request is gone with its process). */
+  readonly answerApproval: (
+    answer: ApprovalAnswer,
+    channel: ControlChannel | undefined,
+  ) => Effect.Effect<void, ApprovalNotFound>
+  readonly answerQuestion: (
+    answer: QuestionAnswer,
+    channel: ControlChannel | undefined,
+  ) => Effect.Effect<void, ApprovalNotFound>
   /** The CLI withdrew its request. */
   readonly withdraw: (requestId: string) => Effect.Effect<void>
-  /** Resolve every open request with `reason`; `deny` also answers the CLI (cancel). */
-  readonly settleAll: (reason: string, deny: boolean) => Effect.Effect<void>
+  /** Resolve every open request with `reason`; with `denyThrough` (cancel) each is also denied to the CLI. */
+  readonly settleAll: (reason: string, denyThrough?: ControlChannel) => Effect.Effect<void>
 }
 
 /** AskUserQuestion input → the protocol's questions (lenient: the tool's input is the model's). */
@@ -54,12 +61,8 @@ export const questionsOf = (input: Readonly<Record<string, unknown>>): Question[
 
 export const makeApprovals = (
   ctx: SessionContext,
-  options: {
-    /** The control channel of the process now running, if any. */
-    readonly channel: () => ControlChannel | undefined
-    /** The run in flight (a task's Waiting flag is cleared under it). */
-    readonly runId: () => string | undefined
-  },
+  /** The run in flight (a task's Waiting flag is cleared under it). */
+  runId: () => string | undefined,
 ): Approvals => {
   const requests = new Map<string, PendingRequest>()
 
@@ -81,7 +84,7 @@ export const makeApprovals = (
       requests.delete(pending.requestId)
       const taskId = pending.taskId
       if (!taskId || [...requests.values()].some((other) => other.taskId === taskId)) return Effect.void
-      return ctx.emitAll(ctx.mapper.setTaskWaiting(taskId, false, options.runId()))
+      return ctx.emitAll(ctx.mapper.setTaskWaiting(taskId, false, runId()))
     })
 
   const open = (requestId: string, request: CanUseToolRequest, runId: string) =>
@@ -124,22 +127,21 @@ export const makeApprovals = (
       })
     })
 
-  const answer = (
+  const answer = Effect.fn("claude.session.answer")(function* (
     requestId: string,
     kind: PendingRequest["kind"],
+    channel: ControlChannel | undefined,
     response: (p: PendingRequest) => unknown,
-  ) =>
-    Effect.gen(function* () {
-      const pending = requests.get(requestId)
-      const channel = options.channel()
-      if (!pending || pending.kind !== kind || !channel)
-        return yield* Effect.fail(new ApprovalNotFound({ approvalId: requestId }))
-      yield* release(pending)
-      yield* channel.respond(requestId, response(pending))
-    })
+  ) {
+    const pending = requests.get(requestId)
+    if (!pending || pending.kind !== kind || !channel)
+      return yield* Effect.fail(new ApprovalNotFound({ approvalId: requestId }))
+    yield* release(pending)
+    yield* channel.respond(requestId, response(pending))
+  })
 
-  const answerApproval = (reply: ApprovalAnswer) =>
-    answer(reply.approvalId, "approval", (pending) =>
+  const answerApproval = (reply: ApprovalAnswer, channel: ControlChannel | undefined) =>
+    answer(reply.approvalId, "approval", channel, (pending) =>
       reply.decision === "deny"
         ? { behavior: "deny", message: reply.message ?? "The user declined this action." }
         : {
@@ -151,8 +153,8 @@ export const makeApprovals = (
           },
     )
 
-  const answerQuestion = (reply: QuestionAnswer) =>
-    answer(reply.questionId, "question", (pending) => ({
+  const answerQuestion = (reply: QuestionAnswer, channel: ControlChannel | undefined) =>
+    answer(reply.questionId, "question", channel, (pending) => ({
       behavior: "allow",
       // `questions` must survive untouched: the CLI validates updatedInput against the tool's schema.
       updatedInput: {
@@ -170,13 +172,12 @@ export const makeApprovals = (
       yield* ctx.emit(resolvedEvent(pending, "withdrawn"))
     })
 
-  const settleAll = (reason: string, deny: boolean) =>
+  const settleAll = (reason: string, denyThrough?: ControlChannel) =>
     Effect.gen(function* () {
       for (const pending of [...requests.values()]) {
         yield* release(pending)
-        const channel = options.channel()
-        if (deny && channel)
-          yield* channel.respond(pending.requestId, { behavior: "deny", message: "The user cancelled." })
+        if (denyThrough)
+          yield* denyThrough.respond(pending.requestId, { behavior: "deny", message: "The user cancelled." })
         yield* ctx.emit(resolvedEvent(pending, reason))
       }
     })

@@ -76,12 +76,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       const run = runs.current()
       return ctx.emit({ type: "Notice", session_id: sid, ...(run ? { run_id: run.id } : {}), level, text })
     }
-    // Approvals answer through whichever process runs when the user answers.
-    const processRef: { keeper?: ProcessKeeper } = {}
-    const approvals = makeApprovals(ctx, {
-      channel: () => processRef.keeper?.current()?.channel,
-      runId: () => runs.current()?.id,
-    })
+    const approvals = makeApprovals(ctx, () => runs.current()?.id)
     const workflows = makeWorkflowFollower({
       mapper: () => ctx.mapper,
       runId: () => runs.current()?.id,
@@ -116,6 +111,5 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       notice,
       initialized: input.hooks.initialized,
     })
-    processRef.keeper = processes
     return { ctx, runs, approvals, processes, unknown, notice }
   })

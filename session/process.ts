@@ -87,7 +87,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       if (proc !== state) return
       proc = undefined
       runs.forgetSent()
-      yield* options.approvals.settleAll("the Claude Code process ended", false)
+      yield* options.approvals.settleAll("the Claude Code process ended")
       if (state.stopping) return
       const run = runs.current()
       const resumes = `${error.message}. The next prompt resumes the conversation.`
