@@ -4,6 +4,7 @@
  * channel, unread frame kinds counted and logged once, and hooks handed the
  * owner's record. Waits use FakePeer's `drained`, never sleeps.
  */
+import { readFileSync } from "node:fs"
 import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { ProcessExited } from "./errors.ts"
@@ -200,6 +201,24 @@ describe("frames this plugin does not read", () => {
         const req = yield* proc.expectControl("get_settings")
         yield* proc.respond(req.request_id, { applied: { ultracode: false } })
         expect((yield* Fiber.join(fiber))?.applied?.ultracode).toBe(false)
+      }),
+    ))
+})
+
+describe("a recording of the real CLI", () => {
+  it("logs 2.1.332's command_lifecycle frames once, however many arrive", () =>
+    run(({ proc, owned, broker }) =>
+      Effect.gen(function* () {
+        const lines = readFileSync(new URL("./testdata/text_thinking/stdout.jsonl", import.meta.url), "utf8")
+          .split("\n")
+          .filter((line) => line.trim() !== "")
+        const expected = lines.filter((line) => line.includes('"type":"command_lifecycle"')).length
+        expect(expected).toBeGreaterThan(1)
+        for (const line of lines) yield* proc.sendRaw(line)
+        yield* proc.drained
+        expect(owned.live.unknownFrames().get("command_lifecycle")).toBe(expected)
+        expect([...owned.live.unknownFrames().keys()]).toEqual(["command_lifecycle"])
+        expect(broker.logs.filter((l) => l.message.includes("does not read"))).toHaveLength(1)
       }),
     ))
 })
