@@ -205,6 +205,25 @@ describe("frames this plugin does not read", () => {
     ))
 })
 
+describe("a control request that fails its schema", () => {
+  it("is one diagnostic and is answered with an error, so the CLI is not left waiting", () =>
+    run(({ proc, owned, broker }) =>
+      Effect.gen(function* () {
+        // can_use_tool without tool_name: wire.ts refuses the frame.
+        const answer = yield* proc.request({ subtype: "can_use_tool", input: { command: "ls" } }, 1_000)
+        expect(answer.subtype).toBe("error")
+        expect(answer.error).toContain("can_use_tool")
+        expect(answer.error).toContain("tool_name")
+        expect(broker.logs.filter((l) => l.message.includes("unreadable line"))).toHaveLength(1)
+        // The session goes on.
+        const fiber = yield* owned.live.request("get_settings").pipe(Effect.forkChild)
+        const req = yield* proc.expectControl("get_settings")
+        yield* proc.respond(req.request_id, {})
+        expect(yield* Fiber.join(fiber)).toEqual({})
+      }),
+    ))
+})
+
 describe("a recording of the real CLI", () => {
   it("logs 2.1.332's command_lifecycle frames once, however many arrive", () =>
     run(({ proc, owned, broker }) =>

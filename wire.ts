@@ -9,6 +9,7 @@
  * a small schema only for frames the mapper uses.
  */
 import { z } from "zod"
+import { isObject } from "./values.ts"
 
 // ---------------------------------------------------------------------------
 // Shared pieces
@@ -563,7 +564,8 @@ export type Frame = KnownFrame | UnknownFrame
 export type Decoded =
   | { readonly kind: "frame"; readonly frame: Frame }
   | { readonly kind: "blank" }
-  | { readonly kind: "error"; readonly message: string }
+  /** `requestId`: the bad line was a control request with this id (the CLI waits for an answer to it). */
+  | { readonly kind: "error"; readonly message: string; readonly requestId?: string }
 
 const systemSchemas: Record<string, z.ZodType> = {
   init: SystemInit,
@@ -720,8 +722,14 @@ export const decodeValue = (value: unknown): Decoded => {
   if (validator === undefined) return { kind: "frame", frame: record as unknown as UnknownFrame }
   const parsed = validator.safeParse(record)
   if (!parsed.success) {
-    const sub = typeof record.subtype === "string" ? `/${record.subtype}` : ""
-    return { kind: "error", message: `${type}${sub}: ${issueText(parsed.error)}` }
+    const isRequest = type === "control_request"
+    // A control request's subtype sits in its body.
+    const body = record.request
+    const subtype = isRequest ? (isObject(body) ? body.subtype : undefined) : record.subtype
+    const sub = typeof subtype === "string" ? `/${subtype}` : ""
+    const message = `${type}${sub}: ${issueText(parsed.error)}`
+    const requestId = isRequest ? record.request_id : undefined
+    return typeof requestId === "string" ? { kind: "error", message, requestId } : { kind: "error", message }
   }
   return { kind: "frame", frame: record as unknown as Frame }
 }

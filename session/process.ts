@@ -6,6 +6,8 @@
  *   knobs fresh); the reader runs before `initialize` is written, because the
  *   CLI's MCP `initialize` for our server arrives before its answer. An
  *   initialize answer that fails its schema is one warning; the process stays.
+ * - An unreadable line is one warning; if it was a control request, the CLI
+ *   gets an error answer to it rather than waiting for ever.
  * - A process that exits fails every control request still waiting (its
  *   channel's `failAll`), drops the open approvals and questions, and fails
  *   the run in flight with the last lines of stderr (or ends it Cancelled
@@ -124,8 +126,15 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       env: prepared.env,
       decode: options.decodeLine,
       onFrame: (frame) => Effect.provideContext(onFrame(frame), options.services),
-      onBadLine: (message, line) =>
-        ctx.log.warn(`claude session ${ctx.sid}: unreadable line from the CLI (${message})`, line),
+      onBadLine: (message, line, requestId) =>
+        ctx.log.warn(`claude session ${ctx.sid}: unreadable line from the CLI (${message})`, line).pipe(
+          // An unreadable control request still gets its answer: the CLI waits for one.
+          Effect.andThen(
+            requestId === undefined
+              ? Effect.void
+              : channel.refuse(requestId, `convergence/claude could not read this request (${message})`),
+          ),
+        ),
     }).pipe(
       Scope.provide(scope),
       Effect.mapError((error: BrokerError) => new LaunchFailed({ detail: error.message })),
