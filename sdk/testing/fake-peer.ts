@@ -17,7 +17,7 @@
  * past the last line written, everything written is consumed. Work the
  * handler forked (a plugin tool call, a workflow record read) may still run.
  */
-import { Deferred, Effect, Queue, Ref, Stream } from "effect"
+import { type Cause, Deferred, Effect, Queue, Ref, Stream } from "effect"
 import { BrokerFailure, type ProcessExit, type ProcessHandle, type SpawnOptions } from "../plugin-api.ts"
 import type { FakeSpawn } from "./memory-broker.ts"
 
@@ -81,6 +81,45 @@ const within = <A>(
     }),
   )
 
+/**
+ * A process's stdout as a pull stream that knows how far its reader got: the
+ * reader asks for the next chunk only once it has handled the one before, so
+ * at each pull every chunk taken so far is handled.
+ */
+const makeStdout = (queue: Queue.Queue<Uint8Array, Cause.Done>) => {
+  let written = 0
+  let taken = 0
+  let handled = 0
+  /** Waiters of `drained`, each with the count of handled lines it needs. */
+  const waiters: Array<{ readonly until: number; readonly done: Deferred.Deferred<void> }> = []
+  const settle = Effect.suspend(() => {
+    const ready = waiters.filter((waiter) => waiter.until <= handled)
+    for (const waiter of ready) waiters.splice(waiters.indexOf(waiter), 1)
+    return Effect.forEach(ready, (waiter) => Deferred.succeed(waiter.done, undefined), { discard: true })
+  })
+  const pull = Effect.gen(function* () {
+    handled = taken
+    yield* settle
+    const chunk = yield* Queue.take(queue)
+    taken++
+    return chunk
+  })
+  return {
+    stream: Stream.fromEffectRepeat(pull),
+    write: (line: string) =>
+      Effect.suspend(() => {
+        written++
+        return Queue.offer(queue, encoder.encode(line))
+      }).pipe(Effect.asVoid),
+    drained: Effect.suspend(() => {
+      if (handled >= written) return Effect.void
+      const done = Deferred.makeUnsafe<void>()
+      waiters.push({ until: written, done })
+      return Deferred.await(done)
+    }),
+  }
+}
+
 export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
   const spawnedQueue = yield* Queue.unbounded<FakeProcess>()
   const processes: FakeProcess[] = []
@@ -88,8 +127,8 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
 
   const spawn: FakeSpawn = (args, options) =>
     Effect.gen(function* () {
-      const stdout = yield* Queue.unbounded<Uint8Array, import("effect").Cause.Done>()
-      const stderr = yield* Queue.unbounded<Uint8Array, import("effect").Cause.Done>()
+      const stdout = yield* Queue.unbounded<Uint8Array, Cause.Done>()
+      const stderr = yield* Queue.unbounded<Uint8Array, Cause.Done>()
       const stdin = yield* Queue.unbounded<Frame>()
       const exitDeferred = yield* Deferred.make<ProcessExit>()
       const pendingToPlugin = yield* Ref.make(new Map<string, Deferred.Deferred<Frame>>())
@@ -104,36 +143,8 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
           yield* Deferred.succeed(exitDeferred, { code, signal })
         })
 
-      // Lines written, lines the reader took, and the waiters of `drained` by the count they need.
-      let written = 0
-      let taken = 0
-      let handled = 0
-      const drainWaiters: Array<{ readonly until: number; readonly done: Deferred.Deferred<void> }> = []
-      const settleDrained = Effect.suspend(() => {
-        const ready = drainWaiters.filter((waiter) => waiter.until <= handled)
-        for (const waiter of ready) drainWaiters.splice(drainWaiters.indexOf(waiter), 1)
-        return Effect.forEach(ready, (waiter) => Deferred.succeed(waiter.done, undefined), { discard: true })
-      })
-      /** The reader asks for more: everything it took before is handled. */
-      const pull = Effect.gen(function* () {
-        handled = taken
-        yield* settleDrained
-        const chunk = yield* Queue.take(stdout)
-        taken++
-        return chunk
-      })
-      const drained = Effect.suspend(() => {
-        if (handled >= written) return Effect.void
-        const done = Deferred.makeUnsafe<void>()
-        drainWaiters.push({ until: written, done })
-        return Deferred.await(done)
-      })
-
-      const sendLine = (line: string) =>
-        Effect.suspend(() => {
-          written++
-          return Queue.offer(stdout, encoder.encode(line))
-        }).pipe(Effect.asVoid)
+      const out = makeStdout(stdout)
+      const sendLine = out.write
       const send = (frame: Frame) => sendLine(`${JSON.stringify(frame)}\n`)
 
       const take = (match: (frame: Frame) => boolean): Effect.Effect<Frame> =>
@@ -165,7 +176,7 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
           ),
         send,
         sendRaw: (line) => sendLine(line.endsWith("\n") ? line : `${line}\n`),
-        drained: within(drained, 5_000, "the plugin to read every line written"),
+        drained: within(out.drained, 5_000, "the plugin to read every line written"),
         stderr: (text) => Queue.offer(stderr, encoder.encode(text)).pipe(Effect.asVoid),
         respond: (requestId, response) =>
           send({
@@ -211,7 +222,7 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
       let buffered = ""
       const handle: ProcessHandle = {
         pid: 40_000 + processes.length,
-        stdout: Stream.fromEffectRepeat(pull),
+        stdout: out.stream,
         stderr: Stream.fromQueue(stderr),
         write: (text) =>
           Effect.gen(function* () {
