@@ -37,6 +37,10 @@ const beginsTurn = (frame: Frame): boolean =>
   frame.type === "system" &&
   ((frame.subtype === "session_state_changed" && frame.state === "running") || frame.subtype === "init")
 
+const absurd = (value: never): never => {
+  throw new Error(`unhandled case ${JSON.stringify(value)}`)
+}
+
 const unhandled = (subtype: string) => `convergence/claude does not handle ${subtype} requests`
 
 /** The handler of one process's frames, on its reader fiber. */
@@ -64,6 +68,9 @@ export const makeFrameRouter =
           case "request_user_dialog":
             // This plugin renders no such dialog.
             return yield* channel.refuse(request.request_id, unhandled(body.subtype))
+          default:
+            // A subtype added to wire.ts's known requests fails to compile here until it has a decision.
+            return absurd(body)
         }
       })
 
@@ -95,6 +102,8 @@ export const makeFrameRouter =
           case "state":
           case "compact_failed":
             return
+          default:
+            return absurd(signal)
         }
       })
 
