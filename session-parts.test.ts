@@ -255,8 +255,9 @@ describe("hooks handed the owner's record", () => {
           user_message_uuids: [user.uuid],
         })
         yield* proc.drained
-        // runEnded and launched run on their own fibers.
-        yield* Effect.yieldNow
+        // runEnded and launched run on their own fibers: let them take their turn.
+        for (let turn = 0; turn < 100 && !owned.handed.some((h) => h.hook === "runEnded"); turn++)
+          yield* Effect.yieldNow
         const hooks = owned.handed.map((h) => h.hook)
         expect(hooks).toEqual(
           expect.arrayContaining(["prepareLaunch", "initialized", "launched", "sent", "runEnded"]),

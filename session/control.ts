@@ -51,15 +51,14 @@ const MAX_ISSUES = 3
 /** The table seen per key, so indexing it by a generic subtype keeps the answer's type. */
 const answerSchemas: { readonly [S in ControlSubtype]: z.ZodType<ControlAnswer<S>> } = ControlAnswers
 
-let channels = 0
-
 export const makeControlChannel = (options: {
   /** Write one frame to the process. */
   readonly send: (frame: unknown) => Effect.Effect<void, ProcessExited>
   readonly timeoutMs: number
 }): ControlChannel => {
   const pending = new Map<string, Waiter>()
-  const tag = `${++channels}_${crypto.randomUUID().slice(0, 8)}`
+  // Ids stay apart across processes: an old process's late answer matches nothing.
+  const tag = crypto.randomUUID().slice(0, 8)
   let counter = 0
   let gone: ProcessExited | undefined
 
