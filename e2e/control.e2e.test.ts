@@ -62,6 +62,7 @@ describe("control requests against the real CLI", () => {
     const ask = <A, E>(effect: Effect.Effect<A, E, Broker>) =>
       run(effect.pipe(Effect.provideContext(context)))
     await ask(session.ensureProcess)
+    expect(broker.processes.live()).toHaveLength(1)
 
     const usage = await ask(session.request("get_usage"))
     expect(usage?.rate_limits ?? null).toBeNull() // an API key has no meters
@@ -80,5 +81,7 @@ describe("control requests against the real CLI", () => {
     if (Exit.isFailure(stop)) expect(String(stop.cause)).toContain("ControlRefused")
     expect(session.unknownFrames().size).toBe(0)
     await ask(session.close)
+    // Closing the session ends its process: nothing outlives it.
+    expect(broker.processes.live()).toEqual([])
   })
 })
