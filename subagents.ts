@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import { readJson } from "./files.ts"
-import { chainOf, readChain } from "./history.ts"
+import { chainOf, readChain } from "./chain.ts"
 import { findToolCall, lastAssistantText, recordsToItems, recordText, type StoredRecord } from "./records.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
