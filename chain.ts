@@ -15,7 +15,7 @@ import { lastIndexOfBytes, needle, startsWith, stringEnd } from "./bytes.ts"
 import { decodeText, forEachLineBytes } from "./files.ts"
 import type { StoredRecord } from "./records.ts"
 import type { Fs } from "./sdk/plugin-api.ts"
-import { notBlank } from "./values.ts"
+import { isObject, notBlank } from "./values.ts"
 
 const encoder = new TextEncoder()
 
@@ -174,8 +174,7 @@ export class ChainBuilder {
 /** The chain of records already in memory (parsed lines of a transcript). */
 export const chainOf = (records: ReadonlyArray<unknown>, options: ChainOptions = {}): StoredRecord[] => {
   const builder = new ChainBuilder(options.sidechain === true)
-  for (const r of records)
-    if (typeof r === "object" && r !== null && !Array.isArray(r)) builder.add(r as StoredRecord)
+  for (const r of records) if (isObject(r)) builder.add(r as StoredRecord)
   return builder.chain()
 }
 
@@ -190,8 +189,7 @@ export const readChain = (path: string, options: ChainOptions = {}): Effect.Effe
       } catch {
         return // a torn last line or a stray write
       }
-      if (typeof record === "object" && record !== null && !Array.isArray(record))
-        builder.add(record as StoredRecord)
+      if (isObject(record)) builder.add(record as StoredRecord)
     }
     const onLink = (line: Uint8Array) => {
       const links = attachmentLinks(line)

@@ -22,6 +22,7 @@ import {
   type Titles,
   titleOfSidecar,
 } from "./session-summary.ts"
+import { isObject } from "./values.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -167,9 +168,7 @@ const loadCache = (stored: unknown): Record<string, unknown> => {
   try {
     const parsed = JSON.parse(stored) as { version?: unknown; files?: unknown } | null
     const files = parsed?.version === CACHE_VERSION ? parsed.files : undefined
-    return typeof files === "object" && files !== null && !Array.isArray(files)
-      ? (files as Record<string, unknown>)
-      : {}
+    return isObject(files) ? files : {}
   } catch {
     return {}
   }
@@ -216,129 +215,131 @@ export interface ListParams {
  * its size and times along with the bytes to summarize. Otherwise (a smaller
  * page, a cursor) every file is stat'ed and only the page's are read.
  */
-export const listSessions = (
+export const listSessions: (
+  configDir: string,
+  params?: ListParams,
+) => Effect.Effect<SessionPage, never, Fs | Storage> = Effect.fn("history.listSessions")(function* (
   configDir: string,
   params: ListParams = {},
-): Effect.Effect<SessionPage, never, Fs | Storage> =>
-  Effect.gen(function* () {
-    const fs = yield* Fs
-    const storage = yield* Storage
-    const readEnds = endsReader(fs)
-    const root = projectsDir(configDir)
-    let dirs: string[]
-    if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
-    else {
-      const entries = (yield* fs.list(root)) ?? []
-      dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
-    }
-    const candidates = (yield* Effect.forEach(dirs, (dir) => candidatesIn(fs, dir), {
-      concurrency: 4,
-    })).flat()
-    const cacheKey = listCacheKey(configDir)
-    const cache = loadCache(yield* storage.get(cacheKey))
-    const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
-    const statFirst = params.cursor !== undefined || limit < candidates.length
-    /** Files summarized now: their entries are new. */
-    const fresh: Known[] = []
-    /** The further reads of files whose summary needs one (see summarize). */
-    const later: Effect.Effect<void>[] = []
+) {
+  const fs = yield* Fs
+  const storage = yield* Storage
+  const readEnds = endsReader(fs)
+  const root = projectsDir(configDir)
+  let dirs: string[]
+  if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
+  else {
+    const entries = (yield* fs.list(root)) ?? []
+    dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
+  }
+  const candidates = (yield* Effect.forEach(dirs, (dir) => candidatesIn(fs, dir), {
+    concurrency: 4,
+  })).flat()
+  const cacheKey = listCacheKey(configDir)
+  const cache = loadCache(yield* storage.get(cacheKey))
+  const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
+  const statFirst = params.cursor !== undefined || limit < candidates.length
+  /** Files summarized now: their entries are new. */
+  const fresh: Known[] = []
+  /** The further reads of files whose summary needs one (see summarize). */
+  const later: Effect.Effect<void>[] = []
 
-    const read = (k: Known, ends: FileEnds): void => {
-      fresh.push(k)
-      const more = summarize(fs, k, ends)
-      if (more !== undefined) later.push(more)
-    }
-    const finishLater = Effect.suspend(() =>
-      later.length === 0
-        ? Effect.void
-        : Effect.forEach(later.splice(0), (more) => more, { concurrency: FURTHER_READS, discard: true }),
-    )
-    /**
-     * Each item's file in one `readEnds` call, `got` told each (the bytes lent
-     * for that call): both ends, or with `sizesOnly` only its size and times.
-     */
-    const readEach = <A>(
-      items: ReadonlyArray<A>,
-      pathOf: (item: A) => string,
-      got: (item: A, ends: FileEnds | null) => void,
-      sizesOnly = false,
-    ) =>
-      items.length === 0
-        ? Effect.void
-        : readEnds(items.map(pathOf), sizesOnly ? 0 : HEAD_BYTES, sizesOnly ? 0 : TAIL_BYTES, (i, ends) =>
-            got(items[i] as A, ends),
-          )
+  const read = (k: Known, ends: FileEnds): void => {
+    fresh.push(k)
+    const more = summarize(fs, k, ends)
+    if (more !== undefined) later.push(more)
+  }
+  const finishLater = Effect.suspend(() =>
+    later.length === 0
+      ? Effect.void
+      : Effect.forEach(later.splice(0), (more) => more, { concurrency: FURTHER_READS, discard: true }),
+  )
+  /**
+   * Each item's file in one `readEnds` call, `got` told each (the bytes lent
+   * for that call): both ends, or with `sizesOnly` only its size and times.
+   */
+  const readEach = <A>(
+    items: ReadonlyArray<A>,
+    pathOf: (item: A) => string,
+    got: (item: A, ends: FileEnds | null) => void,
+    sizesOnly = false,
+  ) =>
+    items.length === 0
+      ? Effect.void
+      : readEnds(items.map(pathOf), sizesOnly ? 0 : HEAD_BYTES, sizesOnly ? 0 : TAIL_BYTES, (i, ends) =>
+          got(items[i] as A, ends),
+        )
 
-    // A file the cache knows (or any file, when only a page is read) is
-    // stat'ed; every other file is read and summarized at once.
-    const toStat: Candidate[] = []
-    const toRead: Candidate[] = []
-    if (statFirst) toStat.push(...candidates)
-    else if (isEmpty(cache)) toRead.push(...candidates)
-    else for (const c of candidates) (cache[c.path] !== undefined ? toStat : toRead).push(c)
-    const all: Known[] = []
-    const statAll = readEach(
-      toStat,
-      (c) => c.path,
-      (c, ends) => {
-        if (ends === null) return
-        const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
-        const hit = cachedSummary(cache[c.path], k)
-        if (hit !== undefined) k.summary = hit
-        all.push(k)
+  // A file the cache knows (or any file, when only a page is read) is
+  // stat'ed; every other file is read and summarized at once.
+  const toStat: Candidate[] = []
+  const toRead: Candidate[] = []
+  if (statFirst) toStat.push(...candidates)
+  else if (isEmpty(cache)) toRead.push(...candidates)
+  else for (const c of candidates) (cache[c.path] !== undefined ? toStat : toRead).push(c)
+  const all: Known[] = []
+  const statAll = readEach(
+    toStat,
+    (c) => c.path,
+    (c, ends) => {
+      if (ends === null) return
+      const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
+      const hit = cachedSummary(cache[c.path], k)
+      if (hit !== undefined) k.summary = hit
+      all.push(k)
+    },
+    true,
+  )
+  const readAll = readEach(
+    toRead,
+    (c) => c.path,
+    (c, ends) => {
+      if (ends === null) return
+      const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
+      all.push(k)
+      read(k, ends)
+    },
+  )
+  // Both at once only when there are both: each concurrent branch is a fiber of its own.
+  if (toStat.length === 0) yield* readAll
+  else if (toRead.length === 0) yield* statAll
+  else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
+  yield* finishLater
+  all.sort(newestFirst)
+  const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
+
+  const sessions: SessionSummary[] = []
+  let next = 0
+  // Read in batches the size of what is missing: a file that is no session makes room for the next.
+  while (sessions.length < limit && next < ordered.length) {
+    const batch = ordered.slice(next, next + (limit - sessions.length))
+    next += batch.length
+    yield* readEach(
+      batch.filter((k) => k.summary === undefined),
+      (k) => k.c.path,
+      (k, ends) => {
+        if (ends !== null) read(k, ends)
+        else k.summary = null
       },
-      true,
     )
-    const readAll = readEach(
-      toRead,
-      (c) => c.path,
-      (c, ends) => {
-        if (ends === null) return
-        const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
-        all.push(k)
-        read(k, ends)
-      },
-    )
-    // Both at once only when there are both: each concurrent branch is a fiber of its own.
-    if (toStat.length === 0) yield* readAll
-    else if (toRead.length === 0) yield* statAll
-    else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
     yield* finishLater
-    all.sort(newestFirst)
-    const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
+    for (const k of batch) if (k.summary) sessions.push(k.summary)
+  }
 
-    const sessions: SessionSummary[] = []
-    let next = 0
-    // Read in batches the size of what is missing: a file that is no session makes room for the next.
-    while (sessions.length < limit && next < ordered.length) {
-      const batch = ordered.slice(next, next + (limit - sessions.length))
-      next += batch.length
-      yield* readEach(
-        batch.filter((k) => k.summary === undefined),
-        (k) => k.c.path,
-        (k, ends) => {
-          if (ends !== null) read(k, ends)
-          else k.summary = null
-        },
-      )
-      yield* finishLater
-      for (const k of batch) if (k.summary) sessions.push(k.summary)
-    }
+  // Written after the answer, in the background: the list never waits for storage.
+  const scope = params.cwd === undefined ? root : (dirs[0] ?? root)
+  yield* Effect.forkDetach(
+    Effect.suspend(() => {
+      const updated = updateCache(cache, scope, all, fresh)
+      return updated === undefined
+        ? Effect.void
+        : storage.set(cacheKey, JSON.stringify({ version: CACHE_VERSION, files: updated }))
+    }),
+  )
 
-    // Written after the answer, in the background: the list never waits for storage.
-    const scope = params.cwd === undefined ? root : (dirs[0] ?? root)
-    yield* Effect.forkDetach(
-      Effect.suspend(() => {
-        const updated = updateCache(cache, scope, all, fresh)
-        return updated === undefined
-          ? Effect.void
-          : storage.set(cacheKey, JSON.stringify({ version: CACHE_VERSION, files: updated }))
-      }),
-    )
-
-    const last = ordered[next - 1]
-    return next < ordered.length && last !== undefined ? { sessions, cursor: cursorOf(last) } : { sessions }
-  })
+  const last = ordered[next - 1]
+  return next < ordered.length && last !== undefined ? { sessions, cursor: cursorOf(last) } : { sessions }
+})
 
 /**
  * The cache after a list of the folder `scope` (a project folder, or the

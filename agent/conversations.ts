@@ -136,21 +136,21 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
 
     readSession: (params) =>
       call(
-        Effect.gen(function* () {
+        Effect.fn("agent.readSession")(function* () {
           const configDir = yield* configDirFor(acct)
           const cliId = yield* state.cliIdFor(params.sessionId)
           const transcript = yield* history.readSession(configDir, params.cwd, cliId)
           if (!transcript) return yield* Effect.fail(new SessionNotFound({ sessionId: params.sessionId }))
           return { ...transcript, session_id: params.sessionId }
-        }),
+        })(),
       ),
 
     listSessions: (params) =>
       call(
-        Effect.gen(function* () {
+        Effect.fn("agent.listSessions")(function* () {
           const configDir = yield* configDirFor(acct)
           return yield* history.listSessions(configDir, params)
-        }),
+        })(),
       ),
 
     closeSession: ({ sessionId }) =>
