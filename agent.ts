@@ -82,6 +82,7 @@ export const makeClaudeAgent = (
     changed: host.infoChanged(identity.id),
     provide: (effect) => Effect.provideContext(effect, services),
   })
+  // The launch in openSession reads these two by name.
   const models = () => catalog.models()
   const rememberLimits = catalog.rememberLimits
 
