@@ -6,6 +6,7 @@
  *
  * Rules the files keep:
  * - one mapper per recorded process (a restart makes a new one), session id "s";
+ * - the clock is fixed (usage limits carry the time they were read);
  * - run ids are stable: `run-0` until the first `result` signal, then `run-1`…;
  * - a finished workflow is followed as the session follows it: each agent's
  *   stored transcript through `mapAgentRecords` (once the mapper knows the
@@ -17,7 +18,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeMapper, type Mapper } from "./map.ts"
 import { decodeLine, type Frame } from "./wire.ts"
 
@@ -117,6 +118,15 @@ const goldenLines = (scenario: string, stdout: string): string[] => {
   }
   return lines
 }
+
+// Usage limits carry the time they were read: a fixed clock keeps the files stable.
+beforeAll(() => {
+  vi.useFakeTimers({ toFake: ["Date"] })
+  vi.setSystemTime(new Date("2026-01-01T00:00:00.000Z"))
+})
+afterAll(() => {
+  vi.useRealTimers()
+})
 
 describe.each(recordings)("%s", (scenario) => {
   it.each(processesOf(scenario))(
