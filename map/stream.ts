@@ -1,0 +1,102 @@
+/**
+ * Text and reasoning as they stream: `stream_event` deltas keyed
+ * `<message id>:<block index>`, and the block counting that gives an
+ * `assistant` frame's blocks the same keys.
+ *
+ * Rules (CLI 2.1.332):
+ * - every content block arrives as its own `assistant` frame sharing the
+ *   message id, with the block at array position 0, so blocks are counted per
+ *   message id to find their real index;
+ * - a key the stream delivered is never emitted again from the whole frame;
+ * - subagents get no stream; a streamed frame under a call asks tasks.ts which
+ *   task it is in (streaming never declares one itself);
+ * - only the main chat's usage counts toward the context used.
+ */
+import type { StreamEvent } from "../wire.ts"
+import type { MapState, Out, Reducer, StreamSlice } from "./state.ts"
+import { emit } from "./state.ts"
+import { taskOfFrame } from "./tasks.ts"
+import { noteStreamDelta, noteStreamStart } from "./turn.ts"
+
+/** Messages whose block counts are kept; the oldest half goes past this. */
+export const MAX_MESSAGES = 4096
+
+/**
+ * The index of the first of `count` blocks of `messageId` just seen (the
+ * blocks before it were seen in earlier frames).
+ */
+export const countBlocks = (stream: StreamSlice, messageId: string, count: number): number => {
+  const { blockCounts, streamed } = stream
+  const base = blockCounts.get(messageId) ?? 0
+  blockCounts.set(messageId, base + count)
+  if (blockCounts.size > MAX_MESSAGES) {
+    // Old messages are done: forget the oldest half (Maps keep insertion order).
+    let drop = MAX_MESSAGES / 2
+    for (const key of blockCounts.keys()) {
+      if (drop-- <= 0) break
+      blockCounts.delete(key)
+    }
+    if (streamed.size > MAX_MESSAGES * 4) streamed.clear()
+  }
+  return base
+}
+
+type Body = StreamEvent["event"]
+
+/** The text a content block event carries, or undefined when it is no text or thinking block. */
+const pieceOf = (event: Body): { text: string | null | undefined; reasoning: boolean } | undefined => {
+  if (event.type === "content_block_start") {
+    const blockType = event.content_block?.type
+    if (blockType !== "text" && blockType !== "thinking") return undefined
+    const block = event.content_block as Record<string, unknown>
+    const text = blockType === "thinking" ? block.thinking : block.text
+    return { text: typeof text === "string" ? text : undefined, reasoning: blockType === "thinking" }
+  }
+  const delta = event.delta
+  if (delta?.type === "text_delta") return { text: delta.text, reasoning: false }
+  if (delta?.type === "thinking_delta") return { text: delta.thinking, reasoning: true }
+  return undefined
+}
+
+export const onStreamEvent: Reducer<StreamEvent> = (s, frame, out) => {
+  const event = frame.event
+  const scope = frame.parent_tool_use_id ?? ""
+  switch (event.type) {
+    case "message_start": {
+      const id = event.message?.id ?? frame.api_message_id
+      if (id) s.stream.streamMessage.set(scope, id)
+      if (scope === "" && event.message?.usage) noteStreamStart(s, event.message.usage, id ?? undefined)
+      return
+    }
+    case "content_block_start":
+    case "content_block_delta":
+      return onBlockEvent(s, frame, out, scope)
+    case "message_delta":
+      if (scope === "" && event.usage) noteStreamDelta(s, event.usage)
+      return
+  }
+}
+
+/** A text or thinking block starting, or a delta of one. */
+const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string): void => {
+  const event = frame.event
+  const messageId = frame.api_message_id ?? s.stream.streamMessage.get(scope)
+  if (messageId === undefined || typeof event.index !== "number") return
+  const piece = pieceOf(event)
+  if (piece === undefined) return
+  const key = `${messageId}:${event.index}`
+  s.stream.streamed.add(key)
+  if (!piece.text) return
+  const taskId = frame.parent_tool_use_id
+    ? taskOfFrame(s, out, {
+        parent_tool_use_id: frame.parent_tool_use_id,
+        task_description: frame.task_description,
+        subagent_type: frame.subagent_type,
+      })
+    : undefined
+  emit(s, out, taskId, {
+    type: piece.reasoning ? "ReasoningDelta" : "TextDelta",
+    item_id: key,
+    text: piece.text,
+  })
+}
