@@ -22,7 +22,7 @@ import {
 import { noteTaskModel, noteTaskText, onTaskUserText, type TaskUserFrame } from "./agents.ts"
 import { finishToolResults, startToolCall } from "./calls.ts"
 import { emit, emitTask, type MapState, newOut, type Out, type Reducer } from "./state.ts"
-import { countBlocks } from "./stream.ts"
+import { countBlocks, wasStreamed } from "./stream.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { type MainUserFrame, noteAssistantUsage, onMainUserText } from "./turn.ts"
 
@@ -50,17 +50,24 @@ const onAssistantMessage = (
   const base = countBlocks(s.stream, messageId, blocks.length)
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i] as ContentBlock
-    const key = `${messageId}:${base + i}`
     switch (block.type) {
       case "text":
         if (typeof block.text !== "string") break
         if (taskId !== undefined) noteTaskText(s, taskId, block.text)
-        if (!s.stream.streamed.has(key) && block.text !== "")
-          emit(s, out, taskId, { type: "TextDelta", item_id: key, text: block.text })
+        if (block.text !== "" && !wasStreamed(s.stream, messageId, base + i))
+          emit(s, out, taskId, { type: "TextDelta", item_id: `${messageId}:${base + i}`, text: block.text })
         break
       case "thinking":
-        if (!s.stream.streamed.has(key) && typeof block.thinking === "string" && block.thinking !== "")
-          emit(s, out, taskId, { type: "ReasoningDelta", item_id: key, text: block.thinking })
+        if (
+          typeof block.thinking === "string" &&
+          block.thinking !== "" &&
+          !wasStreamed(s.stream, messageId, base + i)
+        )
+          emit(s, out, taskId, {
+            type: "ReasoningDelta",
+            item_id: `${messageId}:${base + i}`,
+            text: block.thinking,
+          })
         break
       case "tool_use":
       case "server_tool_use":

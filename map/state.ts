@@ -67,8 +67,8 @@ export type Reducer<F> = (s: MapState, frame: F, out: Out) => void
 
 /** Streamed block keys and the block count per message id. */
 export interface StreamSlice {
-  /** `<message id>:<block index>` of every block the stream delivered. */
-  readonly streamed: Set<string>
+  /** Message id → the block indexes the stream delivered. */
+  readonly streamed: Map<string, Set<number>>
   /** Blocks seen per message id (each block is its own `assistant` frame at position 0). */
   readonly blockCounts: Map<string, number>
   /** The message id streaming now, per scope (`parent_tool_use_id`, "" for the main chat). */
@@ -127,7 +127,7 @@ export interface MapState {
 export const newMapState = (sessionId: string, model?: string): MapState => ({
   sessionId,
   model,
-  stream: { streamed: new Set(), blockCounts: new Map(), streamMessage: new Map() },
+  stream: { streamed: new Map(), blockCounts: new Map(), streamMessage: new Map() },
   calls: { open: new Map(), outputLines: new Map(), taskLists: new Map() },
   agents: {
     tasks: new Map(),

@@ -18,26 +18,46 @@ import { emit } from "./state.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { noteStreamDelta, noteStreamStart } from "./turn.ts"
 
-/** Messages whose block counts are kept; the oldest half goes past this. */
+/** Messages whose block counts and stream keys are kept; past this the oldest half is forgotten. */
 export const MAX_MESSAGES = 4096
+
+/** Forget the oldest half of a per-message map (Maps keep insertion order), never `keep`. */
+const forgetOldest = <V>(byMessage: Map<string, V>, keep: string, forgotten?: (id: string) => void): void => {
+  let drop = MAX_MESSAGES / 2
+  for (const id of byMessage.keys()) {
+    if (drop-- <= 0) break
+    if (id === keep) continue
+    byMessage.delete(id)
+    forgotten?.(id)
+  }
+}
+
+/** The stream delivered block `index` of `messageId`. */
+export const markStreamed = (stream: StreamSlice, messageId: string, index: number): void => {
+  const blocks = stream.streamed.get(messageId)
+  if (blocks !== undefined) {
+    blocks.add(index)
+    return
+  }
+  stream.streamed.set(messageId, new Set([index]))
+  if (stream.streamed.size > MAX_MESSAGES) forgetOldest(stream.streamed, messageId)
+}
+
+/** Whether the stream delivered block `index` of `messageId` (then the whole block is not emitted again). */
+export const wasStreamed = (stream: StreamSlice, messageId: string, index: number): boolean =>
+  stream.streamed.get(messageId)?.has(index) === true
 
 /**
  * The index of the first of `count` blocks of `messageId` just seen (the
- * blocks before it were seen in earlier frames).
+ * blocks before it were seen in earlier frames). Old messages are done: past
+ * `MAX_MESSAGES` the oldest half is forgotten, with their stream keys, but
+ * never the message at hand, whose blocks are still being read.
  */
 export const countBlocks = (stream: StreamSlice, messageId: string, count: number): number => {
   const { blockCounts, streamed } = stream
   const base = blockCounts.get(messageId) ?? 0
   blockCounts.set(messageId, base + count)
-  if (blockCounts.size > MAX_MESSAGES) {
-    // Old messages are done: forget the oldest half (Maps keep insertion order).
-    let drop = MAX_MESSAGES / 2
-    for (const key of blockCounts.keys()) {
-      if (drop-- <= 0) break
-      blockCounts.delete(key)
-    }
-    if (streamed.size > MAX_MESSAGES * 4) streamed.clear()
-  }
+  if (blockCounts.size > MAX_MESSAGES) forgetOldest(blockCounts, messageId, (id) => streamed.delete(id))
   return base
 }
 
@@ -84,8 +104,7 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
   if (messageId === undefined || typeof event.index !== "number") return
   const piece = pieceOf(event)
   if (piece === undefined) return
-  const key = `${messageId}:${event.index}`
-  s.stream.streamed.add(key)
+  markStreamed(s.stream, messageId, event.index)
   if (!piece.text) return
   const taskId = frame.parent_tool_use_id
     ? taskOfFrame(s, out, {
@@ -96,7 +115,7 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
     : undefined
   emit(s, out, taskId, {
     type: piece.reasoning ? "ReasoningDelta" : "TextDelta",
-    item_id: key,
+    item_id: `${messageId}:${event.index}`,
     text: piece.text,
   })
 }
