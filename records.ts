@@ -7,7 +7,7 @@
  * the same classification the live mapper uses.
  */
 import type { ToolCall, TranscriptItem } from "./sdk/protocol.ts"
-import { describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "./tools.ts"
+import { applyTaskTool, describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "./tools.ts"
 import { asString, isObject } from "./values.ts"
 
 /** A stored record as read from a transcript line: a JSON object, fields unchecked. */
@@ -177,8 +177,7 @@ export const recordsToItems = (
           if (name === "TodoWrite") {
             const entries = planFromTodoWrite(input)
             if (entries) items.push({ type: "plan", id: nextId(), entries, ...tag })
-          } else if (name === "TaskUpdate" && tasks.updated(input))
-            items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
+          }
         }
       }
       continue
@@ -200,10 +199,7 @@ export const recordsToItems = (
       const structured = results.length === 1 ? record.toolUseResult : undefined
       const outcome = toolResultOf(result.content, structured, result.is_error === true, item.call.name)
       items[at] = { ...item, call: { ...item.call, ...outcome } }
-      const changed =
-        outcome.status === "Completed" &&
-        ((item.call.name === "TaskCreate" && tasks.created(item.call.input, structured)) ||
-          (item.call.name === "TaskList" && tasks.listed(structured)))
+      const changed = applyTaskTool(tasks, item.call.name, item.call.input, structured, outcome.status)
       if (changed) items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
     }
     if (results.length > 0) continue

@@ -309,3 +309,30 @@ export class TaskList {
     return planFromTaskTools(this.items.values())
   }
 }
+
+/**
+ * The task tools' one plan rule, live and stored: a TaskCreate, TaskUpdate or
+ * TaskList call changes the list when its result says it completed, and only
+ * then (a failed, refused or unanswered call changed nothing in the CLI's
+ * list). True when the list changed: the caller shows the new plan after the
+ * call's result.
+ */
+export const applyTaskTool = (
+  list: TaskList,
+  name: string,
+  input: unknown,
+  toolUseResult: unknown,
+  status: ToolStatus,
+): boolean => {
+  if (status !== "Completed") return false
+  switch (name) {
+    case "TaskCreate":
+      return list.created(input, toolUseResult)
+    case "TaskUpdate":
+      return list.updated(input)
+    case "TaskList":
+      return list.listed(toolUseResult)
+    default:
+      return false
+  }
+}

@@ -10,10 +10,11 @@
  * - a result without its start still finishes a call (name "", kind other);
  * - the structured `tool_use_result` belongs to a frame's only tool result;
  * - a repeated output line of the same call is dropped;
- * - the task tools keep one list per task scope.
+ * - the task tools keep one list per task scope, changed by tools.ts's one
+ *   rule (`applyTaskTool`), which the transcript reader follows too.
  */
 import type { NoticeLevel, ToolCall } from "../sdk/protocol.ts"
-import { describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "../tools.ts"
+import { applyTaskTool, describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "../tools.ts"
 import { asString } from "../values.ts"
 import type { ContentBlock, Informational } from "../wire.ts"
 import { finishAgentCall, routeMessage } from "./agents.ts"
@@ -63,16 +64,6 @@ export const startToolCall = (
   } else if (name === "SendMessage") routeMessage(s, out, id, asString((input as Record<string, unknown>).to))
 }
 
-/** The task tools' list after a successful call: whether it changed. */
-const taskListChanged = (list: TaskList, name: string, input: unknown, toolUseResult: unknown): boolean =>
-  name === "TaskCreate"
-    ? list.created(input, toolUseResult)
-    : name === "TaskUpdate"
-      ? list.updated(input)
-      : name === "TaskList"
-        ? list.listed(toolUseResult)
-        : false
-
 /** One `tool_result` block: the call finishes, and what its result means for agents, workflows and plans. */
 const finishToolCall = (
   s: MapState,
@@ -109,9 +100,9 @@ const finishToolCall = (
 
   if (agentTools.has(name)) finishAgentCall(s, out, id, toolUseResult, result.output_text, isError)
   else if (name === "Workflow") launchWorkflow(s, out, id, toolUseResult)
-  else if (!isError && name.startsWith("Task")) {
+  else if (name.startsWith("Task")) {
     const list = taskListOf(s, callTask)
-    if (taskListChanged(list, name, started.input, toolUseResult))
+    if (applyTaskTool(list, name, started.input, toolUseResult, result.status))
       emit(s, out, callTask, { type: "Plan", entries: list.plan() })
   }
 }
