@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from "vitest"
 import { makeMapper } from "./map.ts"
-import { MAX_MESSAGES } from "./map/stream.ts"
+import { newMapState } from "./map/state.ts"
+import { countBlocks, MAX_MESSAGES, markStreamed, wasStreamed } from "./map/stream.ts"
 import type { AgentEvent } from "./sdk/protocol.ts"
 import { decodeLine, type Frame } from "./wire.ts"
 
@@ -60,5 +61,26 @@ describe("a long session", () => {
       return text !== `m${n}b${b}`
     })
     expect(twice).toEqual([])
+  })
+
+  it("keeps the stream keys bounded when messages stream but never arrive whole", () => {
+    const { stream } = newMapState("s")
+    for (let n = 0; n < MAX_MESSAGES * 3; n++) markStreamed(stream, `msg_${n}`, 0)
+    expect(stream.streamed.size).toBeLessThanOrEqual(MAX_MESSAGES)
+    expect(wasStreamed(stream, `msg_${MAX_MESSAGES * 3 - 1}`, 0)).toBe(true)
+    expect(wasStreamed(stream, "msg_0", 0)).toBe(false)
+  })
+
+  it("forgets the stream keys of forgotten messages, and only theirs", () => {
+    const { stream } = newMapState("s")
+    for (let n = 0; n <= MAX_MESSAGES; n++) {
+      markStreamed(stream, `msg_${n}`, 0)
+      countBlocks(stream, `msg_${n}`, 1)
+    }
+    // The last countBlocks went past the bound: the oldest half went, keys and counts alike.
+    expect(stream.blockCounts.size).toBe(MAX_MESSAGES / 2 + 1)
+    expect(wasStreamed(stream, "msg_0", 0)).toBe(false)
+    expect(wasStreamed(stream, `msg_${MAX_MESSAGES}`, 0)).toBe(true)
+    expect(stream.streamed.size).toBe(stream.blockCounts.size)
   })
 })

@@ -13,20 +13,22 @@
  * - only the main chat's usage counts toward the context used.
  */
 import type { StreamEvent } from "../wire.ts"
-import type { MapState, Out, Reducer, StreamSlice } from "./state.ts"
-import { emit } from "./state.ts"
+import { emit, type MapState, type Out, type Reducer, type StreamSlice } from "./state.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { noteStreamDelta, noteStreamStart } from "./turn.ts"
 
 /** Messages whose block counts and stream keys are kept; past this the oldest half is forgotten. */
 export const MAX_MESSAGES = 4096
 
-/** Forget the oldest half of a per-message map (Maps keep insertion order), never `keep`. */
-const forgetOldest = <V>(byMessage: Map<string, V>, keep: string, forgotten?: (id: string) => void): void => {
+/**
+ * Forget the oldest half of a per-message map (Maps keep insertion order).
+ * Only a new message makes a map grow past the bound, and it is the newest
+ * entry: the message at hand is never among those forgotten.
+ */
+const forgetOldest = <V>(byMessage: Map<string, V>, forgotten?: (id: string) => void): void => {
   let drop = MAX_MESSAGES / 2
   for (const id of byMessage.keys()) {
     if (drop-- <= 0) break
-    if (id === keep) continue
     byMessage.delete(id)
     forgotten?.(id)
   }
@@ -40,7 +42,7 @@ export const markStreamed = (stream: StreamSlice, messageId: string, index: numb
     return
   }
   stream.streamed.set(messageId, new Set([index]))
-  if (stream.streamed.size > MAX_MESSAGES) forgetOldest(stream.streamed, messageId)
+  if (stream.streamed.size > MAX_MESSAGES) forgetOldest(stream.streamed)
 }
 
 /** Whether the stream delivered block `index` of `messageId` (then the whole block is not emitted again). */
@@ -50,14 +52,15 @@ export const wasStreamed = (stream: StreamSlice, messageId: string, index: numbe
 /**
  * The index of the first of `count` blocks of `messageId` just seen (the
  * blocks before it were seen in earlier frames). Old messages are done: past
- * `MAX_MESSAGES` the oldest half is forgotten, with their stream keys, but
- * never the message at hand, whose blocks are still being read.
+ * `MAX_MESSAGES` the oldest half is forgotten with their stream keys, and
+ * only theirs (the message at hand keeps its own, else its streamed text
+ * would be emitted again from its whole blocks).
  */
 export const countBlocks = (stream: StreamSlice, messageId: string, count: number): number => {
   const { blockCounts, streamed } = stream
   const base = blockCounts.get(messageId) ?? 0
   blockCounts.set(messageId, base + count)
-  if (blockCounts.size > MAX_MESSAGES) forgetOldest(blockCounts, messageId, (id) => streamed.delete(id))
+  if (blockCounts.size > MAX_MESSAGES) forgetOldest(blockCounts, (id) => streamed.delete(id))
   return base
 }
 
