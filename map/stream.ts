@@ -66,19 +66,24 @@ export const countBlocks = (stream: StreamSlice, messageId: string, count: numbe
 
 type Body = StreamEvent["event"]
 
-/** The text a content block event carries, or undefined when it is no text or thinking block. */
-const pieceOf = (event: Body): { text: string | null | undefined; reasoning: boolean } | undefined => {
+/** A content block event's kind: of a text or a thinking block, else undefined (tool input, signatures). */
+const kindOf = (event: Body): "text" | "thinking" | undefined => {
   if (event.type === "content_block_start") {
-    const blockType = event.content_block?.type
-    if (blockType !== "text" && blockType !== "thinking") return undefined
-    const block = event.content_block as Record<string, unknown>
-    const text = blockType === "thinking" ? block.thinking : block.text
-    return { text: typeof text === "string" ? text : undefined, reasoning: blockType === "thinking" }
+    const type = event.content_block?.type
+    return type === "text" || type === "thinking" ? type : undefined
   }
-  const delta = event.delta
-  if (delta?.type === "text_delta") return { text: delta.text, reasoning: false }
-  if (delta?.type === "thinking_delta") return { text: delta.thinking, reasoning: true }
-  return undefined
+  const type = event.delta?.type
+  return type === "text_delta" ? "text" : type === "thinking_delta" ? "thinking" : undefined
+}
+
+/** The text a content block event of that kind carries (a start may hold the first piece). */
+const textOf = (event: Body, kind: "text" | "thinking"): string | null | undefined => {
+  if (event.type === "content_block_start") {
+    const block = event.content_block as Record<string, unknown>
+    const text = kind === "thinking" ? block.thinking : block.text
+    return typeof text === "string" ? text : undefined
+  }
+  return kind === "thinking" ? event.delta?.thinking : event.delta?.text
 }
 
 export const onStreamEvent: Reducer<StreamEvent> = (s, frame, out) => {
@@ -105,10 +110,11 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
   const event = frame.event
   const messageId = frame.api_message_id ?? s.stream.streamMessage.get(scope)
   if (messageId === undefined || typeof event.index !== "number") return
-  const piece = pieceOf(event)
-  if (piece === undefined) return
+  const kind = kindOf(event)
+  if (kind === undefined) return
   markStreamed(s.stream, messageId, event.index)
-  if (!piece.text) return
+  const text = textOf(event, kind)
+  if (!text) return
   const taskId = frame.parent_tool_use_id
     ? taskOfFrame(s, out, {
         parent_tool_use_id: frame.parent_tool_use_id,
@@ -117,8 +123,8 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
       })
     : undefined
   emit(s, out, taskId, {
-    type: piece.reasoning ? "ReasoningDelta" : "TextDelta",
+    type: kind === "thinking" ? "ReasoningDelta" : "TextDelta",
     item_id: `${messageId}:${event.index}`,
-    text: piece.text,
+    text,
   })
 }
