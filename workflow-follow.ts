@@ -4,7 +4,7 @@
  * broker while it lasts.
  *
  * - Each agent's transcript (`<transcriptDir>/agent-<id>.jsonl`) is read
- *   incrementally (workflow.ts `WorkflowTail`) after every `system` and
+ *   incrementally (workflow-tail.ts `WorkflowTail`) after every `system` and
  *   `user` frame, and once more when the run ends.
  * - An agent's file can appear before the snapshot that names it: its
  *   records are held until the mapper knows the agent's task.
@@ -16,7 +16,8 @@ import { Effect, type Fiber } from "effect"
 import type { Mapper, Signal } from "./map.ts"
 import type { Fs } from "./sdk/plugin-api.ts"
 import type { AgentEvent } from "./sdk/protocol.ts"
-import { readWorkflowRecord, WorkflowTail } from "./workflow.ts"
+import { readWorkflowRecord } from "./workflow.ts"
+import { WorkflowTail } from "./workflow-tail.ts"
 
 export interface WorkflowFollowerOptions {
   /** The conversation's mapper now (a restart may replace it). */
