@@ -25,10 +25,9 @@ import { launchFlags, type SessionOptions } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
-import { type Frame, makeSession, type SessionTimeouts } from "./session.ts"
+import { makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill } from "./skills.ts"
 import * as state from "./state.ts"
-import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import { decodeLine } from "./wire.ts"
 
@@ -39,7 +38,7 @@ export interface AgentTuning {
   readonly timeouts?: Partial<SessionTimeouts>
 }
 
-const decode = (line: string) => decodeLine(line) as DecodedLine<Frame>
+const decode = decodeLine
 
 /** The options and knobs as the CLI's command line. */
 const argsFor = (
@@ -105,63 +104,65 @@ export const makeClaudeAgent = (
     Effect.gen(function* () {
       const scope = yield* Scope.fork(agentScope)
       const hostId = params.hostId
-      // Filled below; the hooks only run once the session exists.
-      let open: OpenSession | undefined
-      const live = yield* makeSession({
-        hostId,
-        cwd: params.cwd,
-        tools: params.tools ?? [],
-        instructions: params.instructions,
-        start: params.start,
-        prepareLaunch: (start) =>
-          Effect.gen(function* () {
-            const knobs = yield* readLaunchKnobsLogged
-            const env = yield* childEnvFor(acct)
-            const options = open?.options ?? params.options
-            return {
-              args: argsFor(start, params.cwd, options, models(), knobs),
-              env,
-              appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
-            }
-          }),
-        makeMapper: () =>
-          makeMapper({ sessionId: hostId, ...(params.options.model ? { model: params.options.model } : {}) }),
-        decodeLine: decode,
-        emit,
-        promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
-        hooks: {
-          initialized: (response) => catalog.adopt(response),
-          launched: () =>
+      // The session builds `open` from its LiveSession before it returns; every hook is handed it.
+      const open = yield* makeOwnedSession<OpenSession>(
+        {
+          hostId,
+          cwd: params.cwd,
+          tools: params.tools ?? [],
+          instructions: params.instructions,
+          start: params.start,
+          prepareLaunch: (start, open) =>
             Effect.gen(function* () {
-              if (!open) return
-              yield* refreshSkills(open, hostId)
-              yield* checkUltracode(open)
+              const knobs = yield* readLaunchKnobsLogged
+              const env = yield* childEnvFor(acct)
+              return {
+                args: argsFor(start, params.cwd, open.options, models(), knobs),
+                env,
+                appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
+              }
             }),
-          sent: ({ itemId, uuid }) =>
-            Effect.gen(function* () {
-              if (!open || !itemId) return
-              open.sentUuids.set(itemId, uuid)
-              yield* state.rememberSent(hostId, itemId, uuid)
+          makeMapper: () =>
+            makeMapper({
+              sessionId: hostId,
+              ...(params.options.model ? { model: params.options.model } : {}),
             }),
-          runEnded: () => (open ? refreshSkills(open, hostId) : Effect.void),
-          usageLimits: (limits) => rememberLimits(limits),
+          decodeLine: decode,
+          emit,
+          promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
+          hooks: {
+            initialized: (answer) => catalog.adopt(answer),
+            launched: (open) =>
+              Effect.gen(function* () {
+                yield* refreshSkills(open, hostId)
+                yield* checkUltracode(open)
+              }),
+            sent: ({ itemId, uuid }, open) =>
+              Effect.gen(function* () {
+                if (!itemId) return
+                open.sentUuids.set(itemId, uuid)
+                yield* state.rememberSent(hostId, itemId, uuid)
+              }),
+            runEnded: (open) => refreshSkills(open, hostId),
+            usageLimits: (limits) => rememberLimits(limits),
+          },
+          ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },
-        ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
-      }).pipe(Scope.provide(scope))
-      open = {
-        live,
-        scope,
-        cwd: params.cwd,
-        tools: params.tools ?? [],
-        instructions: params.instructions,
-        options: params.options,
-        sentUuids: new Map(),
-        skills: undefined,
-      }
+        (live): OpenSession => ({
+          live,
+          scope,
+          cwd: params.cwd,
+          tools: params.tools ?? [],
+          instructions: params.instructions,
+          options: params.options,
+          sentUuids: new Map(),
+          skills: undefined,
+        }),
+      ).pipe(Scope.provide(scope))
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       sessions.set(hostId, open)
-      yield* live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open as OpenSession)))
+      yield* open.live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open)))
       return open
     })
 

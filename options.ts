@@ -6,6 +6,7 @@
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
 import { trimmed } from "./values.ts"
+import type { ControlSubtype } from "./wire.ts"
 
 // ---------------------------------------------------------------------------
 // Ids and values
@@ -138,7 +139,7 @@ export const launchFlags = (opts: SessionOptions, catalog: ReadonlyArray<ModelEn
 // ---------------------------------------------------------------------------
 // Live changes
 
-export type ControlRequest = { readonly subtype: string; readonly [key: string]: unknown }
+export type ControlRequest = { readonly subtype: ControlSubtype; readonly [key: string]: unknown }
 
 /** Options that only apply when the process next starts (nothing to send live). */
 export const appliesAtNextStart = (optionId: string): boolean => optionId === OPTION_IDS.thinking
