@@ -5,9 +5,14 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 
-const pluginFiles = readdirSync(".").filter(
-  (f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && f !== "vitest.config.ts",
-)
+const isSource = (f: string) => f.endsWith(".ts") && !f.endsWith(".test.ts")
+// The root files and the plugin's own folders.
+const pluginFiles = [
+  ...readdirSync(".").filter((f) => isSource(f) && f !== "vitest.config.ts"),
+  ...readdirSync("trace")
+    .filter(isSource)
+    .map((f) => `trace/${f}`),
+]
 const importsOf = (source: string) =>
   [
     ...source.matchAll(/(?:import|export)\s[^"']*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g),

@@ -7,6 +7,7 @@ export default defineConfig({
     include: [
       "*.test.ts",
       "sdk/**/*.test.ts",
+      "trace/**/*.test.ts",
       "host/**/*.test.ts",
       "testkit/**/*.test.ts",
       "bench/**/*.test.ts",
