@@ -1,0 +1,249 @@
+/**
+ * The Agent Trace tracker of one session: fed every agent event the session
+ * emits, it keeps the fingerprints of what the editing tools wrote, notices
+ * when a command moved HEAD in a repository the session edited, writes each
+ * new commit's record as a note, and pushes the notes after a `git push`
+ * when asked to.
+ *
+ * Rules:
+ * - feeding never blocks or fails the session: events go into a queue that one
+ *   fiber in the session's scope works through, in order;
+ * - HEAD is read again at every run's start and after every tool call that
+ *   could commit, so a commit the person made between turns is not taken for
+ *   the agent's, while a commit made by any tool (Bash, an MCP tool) is;
+ * - fingerprints and agents live in plugin storage under `trace:<host session id>`,
+ *   so a restarted or resumed session still knows them;
+ * - a record that fails the schema, or a git call that fails, is one warning
+ *   notice; the session goes on.
+ */
+import { Deferred, Effect, Queue } from "effect"
+import { z } from "zod"
+import { Log, Storage } from "../sdk/plugin-api.ts"
+import { basename, dirname } from "../sdk/paths.ts"
+import type { AgentEvent, NoticeLevel, ToolCall, ToolKind } from "../sdk/protocol.ts"
+import { asRecord, asString } from "../values.ts"
+import { additionsOf, attributeFile } from "./attribute.ts"
+import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
+import { appendNote, brokerGit, commitPatch, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
+import { pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
+import { type AgentInfo, buildRecord } from "./record.ts"
+import { checkRecord, type TraceRecord } from "./schema.ts"
+
+export const traceKey = (sessionId: string): string => `trace:${sessionId}`
+
+const Stored = z.object({
+  prints: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.string()))).default({}),
+  agents: z.record(z.string(), z.object({ model: z.string().optional() })).default({}),
+})
+
+export interface PushSettings {
+  readonly enabled: boolean
+  readonly timeoutMs: number
+}
+
+export interface TrackerSetup {
+  readonly sessionId: string
+  /** The composer option and the launch knob, read at each event. */
+  readonly enabled: () => boolean
+  /** The main agent's model id (`claude-opus-5-5`). */
+  readonly model: () => string | undefined
+  /** The CLI's version, for the record's `tool`. */
+  readonly toolVersion: () => string | undefined
+  /** Read at each push: whether to push the notes, and the deadline of all its git calls. */
+  readonly push: Effect.Effect<PushSettings>
+  readonly notice: (level: NoticeLevel, text: string) => Effect.Effect<void>
+  /** Test seam: a git runner other than the broker's. */
+  readonly git?: Git
+}
+
+export interface Tracker {
+  /** Queue an event; returns at once. */
+  readonly feed: (event: AgentEvent) => Effect.Effect<void>
+  /** Completes once every event fed so far has been worked through. */
+  readonly settled: Effect.Effect<void>
+  /** The records written so far (newest last), for tests and the host. */
+  readonly written: () => ReadonlyArray<TraceRecord>
+}
+
+/** Tool kinds that cannot commit: no HEAD check after them. */
+const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "fetch"])
+
+type Item = { readonly event: AgentEvent } | { readonly settled: Deferred.Deferred<void> }
+
+const short = (sha: string) => sha.slice(0, 7)
+
+export const makeTracker = (setup: TrackerSetup) =>
+  Effect.gen(function* () {
+    const git = setup.git ?? (yield* brokerGit)
+    const storage = yield* Storage
+    const log = yield* Log
+    const parsed = Stored.safeParse((yield* storage.get(traceKey(setup.sessionId))) ?? {})
+    const prints: Fingerprints = parsed.success ? parsed.data.prints : {}
+    const agents: Record<string, AgentInfo> = parsed.success ? parsed.data.agents : {}
+    /** Host task id → the subagent's type and model. */
+    const tasks = new Map<string, { name: string; model?: string }>()
+    /** Repository root → the HEAD last seen there. */
+    const heads = new Map<string, string | undefined>()
+    /** Folder → its repository (null: none). */
+    const repos = new Map<string, { root: string; prefix: string } | null>()
+    const written: TraceRecord[] = []
+    const queue = yield* Queue.unbounded<Item>()
+
+    const save = storage.set(traceKey(setup.sessionId), { prints, agents })
+
+    const repositoryFor = (dir: string) =>
+      Effect.gen(function* () {
+        const known = repos.get(dir)
+        if (known !== undefined) return known ?? undefined
+        const found = yield* repositoryOf(git, dir)
+        repos.set(dir, found ?? null)
+        return found
+      })
+
+    const agentOf = (event: AgentEvent, call: ToolCall): string => {
+      const taskId = call.task_id ?? event.task_id
+      return taskId === undefined ? MAIN_AGENT : (tasks.get(taskId)?.name ?? "subagent")
+    }
+
+    const refreshHeads = Effect.gen(function* () {
+      for (const root of Object.keys(prints)) heads.set(root, yield* headOf(git, root))
+    })
+
+    const onEdit = (event: AgentEvent, call: ToolCall) =>
+      Effect.gen(function* () {
+        const wrote = writtenBy(call)
+        if (wrote === undefined) return
+        const repo = yield* repositoryFor(dirname(wrote.path))
+        if (repo === undefined) return
+        const agent = agentOf(event, call)
+        if (!heads.has(repo.root)) heads.set(repo.root, yield* headOf(git, repo.root))
+        remember(prints, repo.root, `${repo.prefix}${basename(wrote.path)}`, wrote.lines, agent)
+        const model =
+          agent === MAIN_AGENT ? setup.model() : tasks.get(call.task_id ?? event.task_id ?? "")?.model
+        agents[agent] = model === undefined ? (agents[agent] ?? {}) : { model }
+        yield* save
+      })
+
+    const recordCommit = (root: string, sha: string) =>
+      Effect.gen(function* () {
+        const patch = yield* commitPatch(git, root, sha)
+        if (patch === undefined) return
+        const files = additionsOf(patch).map(({ path, added }) => ({
+          path,
+          ranges: attributeFile(added, prints[root]?.[path]),
+        }))
+        const mainModel = setup.model()
+        const record = buildRecord({
+          id: crypto.randomUUID(),
+          timestamp: new Date().toISOString(),
+          revision: sha,
+          sessionId: setup.sessionId,
+          toolVersion: setup.toolVersion() ?? "unknown",
+          files,
+          agents: { ...agents, ...(mainModel === undefined ? {} : { [MAIN_AGENT]: { model: mainModel } }) },
+        })
+        if (record === undefined) return
+        const checked = checkRecord(record)
+        if (!checked.ok)
+          return yield* setup.notice(
+            "warning",
+            `Agent Trace: no record for commit ${short(sha)}, it breaks the schema (${checked.problems.join("; ")})`,
+          )
+        const note = yield* appendNote(git, root, sha, JSON.stringify(checked.record))
+        if (note.code !== 0)
+          return yield* setup.notice(
+            "warning",
+            `Agent Trace: could not write the note of commit ${short(sha)}: ${note.stderr.trim() || "git failed"}`,
+          )
+        written.push(checked.record)
+        yield* log.info(`agent trace: note on ${short(sha)}`, { root, files: checked.record.files.length })
+      })
+
+    /** Record every commit HEAD gained in each repository since it was last seen. */
+    const checkCommits = Effect.gen(function* () {
+      for (const root of Object.keys(prints)) {
+        const before = heads.get(root)
+        const now = yield* headOf(git, root)
+        heads.set(root, now)
+        if (now === undefined || now === before) continue
+        for (const sha of yield* commitsBetween(git, root, before, now)) yield* recordCommit(root, sha)
+      }
+    })
+
+    const pushAfter = (call: ToolCall) =>
+      Effect.gen(function* () {
+        const command = asString(asRecord(call.input).command)
+        if (call.name !== "Bash" || call.status !== "Completed" || command === undefined) return
+        const pushes = pushesIn(command)
+        if (pushes.length === 0) return
+        const settings = yield* setup.push
+        if (!settings.enabled) return
+        for (const root of Object.keys(prints)) {
+          for (const push of pushes) {
+            const remote = push.remote ?? (yield* pushRemoteOf(git, root))
+            const outcome = yield* pushNotes(
+              git,
+              root,
+              remote,
+              settings.timeoutMs,
+              crypto.randomUUID().slice(0, 8),
+            )
+            if (outcome.kind === "failed")
+              yield* setup.notice(
+                "warning",
+                `Agent Trace: the notes were not pushed to ${remote}: ${outcome.detail}`,
+              )
+          }
+        }
+      })
+
+    const handle = (event: AgentEvent) =>
+      Effect.gen(function* () {
+        if (!setup.enabled()) return
+        switch (event.type) {
+          case "Task":
+            if (event.task.name !== undefined)
+              tasks.set(event.task.id, {
+                name: event.task.name,
+                ...(event.task.model === undefined ? {} : { model: event.task.model }),
+              })
+            return
+          case "RunStarted":
+            return yield* refreshHeads
+          case "RunEnded":
+            return yield* checkCommits
+          case "ToolCallFinished": {
+            const call = event.call
+            if (writtenBy(call) !== undefined) return yield* onEdit(event, call)
+            if (QUIET_KINDS.has(call.kind) || call.kind === "edit") return
+            yield* checkCommits
+            return yield* pushAfter(call)
+          }
+          default:
+            return
+        }
+      })
+
+    yield* Effect.gen(function* () {
+      while (true) {
+        const item = yield* Queue.take(queue)
+        if ("settled" in item) yield* Deferred.succeed(item.settled, undefined)
+        else
+          yield* handle(item.event).pipe(
+            Effect.catchCause((cause) =>
+              log.warn("agent trace: an event could not be handled", String(cause)),
+            ),
+          )
+      }
+    }).pipe(Effect.forkScoped)
+
+    return {
+      feed: (event) => Queue.offer(queue, { event }).pipe(Effect.asVoid),
+      settled: Effect.gen(function* () {
+        const done = yield* Deferred.make<void>()
+        yield* Queue.offer(queue, { settled: done })
+        yield* Deferred.await(done)
+      }),
+      written: () => written,
+    } satisfies Tracker
+  })
