@@ -53,6 +53,7 @@ import type {
 import { type Frame, type LiveSession, makeSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill, readSkills, skillsChanged } from "./skills.ts"
 import * as state from "./state.ts"
+import { traceSession } from "./trace/session.ts"
 import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import { decodeLine, GetSettingsResponse, GetUsageResponse, InitializeResponse } from "./wire.ts"
@@ -275,6 +276,14 @@ export const makeClaudeAgent = (
       const hostId = params.hostId
       // Filled below; the hooks only run once the session exists.
       let open: OpenSession | undefined
+      // Agent Trace sees every event of the session (trace/session.ts).
+      const traced = yield* traceSession({
+        sessionId: hostId,
+        options: () => open?.options ?? params.options,
+        catalog: models,
+        cliVersion: () => catalog?.initialize.claude_code_version ?? undefined,
+        emit,
+      }).pipe(Scope.provide(scope))
       const live = yield* makeSession({
         hostId,
         cwd: params.cwd,
@@ -295,7 +304,7 @@ export const makeClaudeAgent = (
         makeMapper: () =>
           makeMapper({ sessionId: hostId, ...(params.options.model ? { model: params.options.model } : {}) }),
         decodeLine: decode,
-        emit,
+        emit: traced,
         promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
         hooks: {
           initialized: (response) =>
