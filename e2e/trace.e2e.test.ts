@@ -213,6 +213,72 @@ describe("Agent Trace against the real CLI", () => {
   }, 300_000)
 })
 
+describe("Agent Trace notes pushed with the agent's push", () => {
+  it("pushes the notes after the agent's git push, merging the remote's diverged notes (both sides kept)", async () => {
+    const ws = { dir: "" }
+    world = await startWorld(
+      {
+        main: [
+          () => [toolUse("Write", { file_path: join(ws.dir, "pushed.ts"), content: SECOND })],
+          [
+            toolUse("Bash", {
+              command: "git add -A && git commit -q -m pushed && git push -q origin main",
+              description: "Commit and push",
+            }),
+          ],
+          [text("Pushed.")],
+        ],
+      },
+      { env: { CLAUDE_AGENT_TRACE_PUSH: "1" } },
+    )
+    const w = world
+    ws.dir = w.sandbox.ws
+    const repo = w.sandbox.ws
+    const remote = join(w.sandbox.root, "remote.git")
+    const other = join(w.sandbox.root, "other")
+    mkdirSync(remote)
+    git(remote, "init", "-q", "--bare", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "Test Person")
+    git(repo, "config", "user.email", "person@example.invalid")
+    writeFileSync(join(repo, ".gitignore"), ".claude/\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "start")
+    git(repo, "remote", "add", "origin", remote)
+    git(repo, "push", "-q", "-u", "origin", "main")
+    const base = git(repo, "rev-parse", "HEAD")
+    // Another clone has pushed a note of its own: the remote's notes moved.
+    git(w.sandbox.root, "clone", "-q", remote, "other")
+    git(other, "notes", "--ref=agent-trace", "add", "-m", '{"from":"another clone"}', base)
+    git(other, "push", "-q", "origin", "refs/notes/agent-trace")
+
+    const { session_id } = await createSession(w, { options: { approval_mode: "accept_edits" } })
+    await promptAllowing(w, session_id, "commit and push")
+    const pushed = git(repo, "rev-parse", "HEAD")
+    const until = Date.now() + 15_000
+    const remoteNote = () => {
+      try {
+        return git(remote, "notes", "--ref=agent-trace", "show", pushed)
+      } catch {
+        return ""
+      }
+    }
+    while (remoteNote() === "" && Date.now() < until) await sleep(100)
+    const [record] = remoteNote()
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as TraceRecord)
+    expect(checkRecord(record).ok).toBe(true)
+    expect(record?.vcs?.revision).toBe(pushed)
+    // The other clone's note survived the merge, and the local and remote notes agree.
+    expect(git(remote, "notes", "--ref=agent-trace", "show", base)).toBe('{"from":"another clone"}')
+    expect(git(repo, "rev-parse", "refs/notes/agent-trace")).toBe(
+      git(remote, "rev-parse", "refs/notes/agent-trace"),
+    )
+    expect(git(repo, "for-each-ref", "refs/notes/")).not.toMatch(/incoming/)
+  }, 120_000)
+})
+
 const ALPHA = "export function alpha() {\n  return 'alpha'\n}\n"
 const PERSON = "// a note the person typed\nexport const person = true\n"
 const EDITED = "second line, edited by the agent\nthird line, added by the agent"
