@@ -27,7 +27,7 @@ import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprin
 import { appendNote, brokerGit, commitPatch, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
 import { pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
 import { type AgentInfo, buildRecord } from "./record.ts"
-import { checkRecord, type TraceRecord } from "./schema.ts"
+import { checkRecord } from "./schema.ts"
 
 export const traceKey = (sessionId: string): string => `trace:${sessionId}`
 
@@ -61,8 +61,6 @@ export interface Tracker {
   readonly feed: (event: AgentEvent) => Effect.Effect<void>
   /** Completes once every event fed so far has been worked through. */
   readonly settled: Effect.Effect<void>
-  /** The records written so far (newest last), for tests and the host. */
-  readonly written: () => ReadonlyArray<TraceRecord>
 }
 
 /** Tool kinds that cannot commit: no HEAD check after them. */
@@ -86,7 +84,6 @@ export const makeTracker = (setup: TrackerSetup) =>
     const heads = new Map<string, string | undefined>()
     /** Folder → its repository (null: none). */
     const repos = new Map<string, { root: string; prefix: string } | null>()
-    const written: TraceRecord[] = []
     const queue = yield* Queue.unbounded<Item>()
 
     const save = storage.set(traceKey(setup.sessionId), { prints, agents })
@@ -155,17 +152,18 @@ export const makeTracker = (setup: TrackerSetup) =>
             "warning",
             `Agent Trace: could not write the note of commit ${short(sha)}: ${note.stderr.trim() || "git failed"}`,
           )
-        written.push(checked.record)
         yield* log.info(`agent trace: note on ${short(sha)}`, { root, files: checked.record.files.length })
       })
 
     /** Record every commit HEAD gained in each repository since it was last seen. */
     const checkCommits = Effect.gen(function* () {
       for (const root of Object.keys(prints)) {
+        const seen = heads.has(root)
         const before = heads.get(root)
         const now = yield* headOf(git, root)
         heads.set(root, now)
-        if (now === undefined || now === before) continue
+        // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
+        if (!seen || now === undefined || now === before) continue
         for (const sha of yield* commitsBetween(git, root, before, now)) yield* recordCommit(root, sha)
       }
     })
@@ -244,6 +242,5 @@ export const makeTracker = (setup: TrackerSetup) =>
         yield* Queue.offer(queue, { settled: done })
         yield* Deferred.await(done)
       }),
-      written: () => written,
     } satisfies Tracker
   })
