@@ -104,6 +104,13 @@ export const pushRemoteOf = (git: Git, root: string) =>
     )
   })
 
+/** Whether `remote` is a remote of the repository, or a URL or path git can push to. */
+export const hasRemote = (git: Git, root: string, remote: string) =>
+  Effect.map(
+    git(root, ["remote"]),
+    (result) => result.code === 0 && (result.stdout.split("\n").includes(remote) || /[/:]/.test(remote)),
+  )
+
 /**
  * Push the notes to `remote`, merging the remote's when they moved. All calls
  * share `timeoutMs`; `random` names the temporary ref.

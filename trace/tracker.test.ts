@@ -182,6 +182,28 @@ describe("the Agent Trace tracker", () => {
     expect(remoteNotes()).toMatch(/refs\/notes\/agent-trace/)
   })
 
+  it("pushes only the repositories that have the push's remote (no warning for the others)", async () => {
+    world = makeGitWorld()
+    const remote = world.bare("remote.git")
+    const pushed = world.repo("pushed")
+    const local = world.repo("local")
+    git(pushed, "remote", "add", "origin", remote)
+    git(pushed, "push", "-q", "-u", "origin", "main")
+    notices.length = 0
+    const tracker = await start({ sessionId: "two-repos" })
+    await feed(tracker, runStarted, agentWrites(pushed, "a.txt", "in the pushed one\n"))
+    await feed(tracker, agentWrites(local, "b.txt", "in the local one\n"))
+    for (const repo of [pushed, local]) {
+      git(repo, "add", "-A")
+      git(repo, "commit", "-q", "-m", "both")
+    }
+    git(pushed, "push", "-q")
+    await feed(tracker, finished("Bash", { command: "git commit -am both && git push origin main" }, "ok"))
+    expect(noteOf(local)).toHaveLength(1)
+    expect(git(remote, "for-each-ref", "refs/notes/")).toMatch(/agent-trace/)
+    expect(notices).toEqual([])
+  })
+
   it("does nothing when turned off, and pushes nothing unless asked", async () => {
     world = makeGitWorld()
     const remote = world.bare("remote.git")

@@ -25,7 +25,7 @@ import { asRecord, asString } from "../values.ts"
 import { additionsOf, attributeFile } from "./attribute.ts"
 import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
 import { appendNote, brokerGit, commitPatch, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
-import { pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
+import { hasRemote, pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
 import { type AgentInfo, buildRecord } from "./record.ts"
 import { checkRecord } from "./schema.ts"
 
@@ -178,7 +178,10 @@ export const makeTracker = (setup: TrackerSetup) =>
         if (!settings.enabled) return
         for (const root of Object.keys(prints)) {
           for (const push of pushes) {
+            // The shell's folder is not known: a push goes to each edited repository that has its remote.
+            if (push.dir?.startsWith("/") && (yield* repositoryFor(push.dir))?.root !== root) continue
             const remote = push.remote ?? (yield* pushRemoteOf(git, root))
+            if (!(yield* hasRemote(git, root, remote))) continue
             const outcome = yield* pushNotes(
               git,
               root,
