@@ -222,10 +222,13 @@ describe("Agent Trace notes pushed with the agent's push", () => {
           () => [toolUse("Write", { file_path: join(ws.dir, "pushed.ts"), content: SECOND })],
           [
             toolUse("Bash", {
-              command: "git add -A && git commit -q -m pushed && git push -q origin main",
-              description: "Commit and push",
+              command:
+                "git add -A && git commit -q -m pushed && git tag v1 && git push -q --dry-run origin main && git push -q origin --tags",
+              description: "Commit, try the push, push the tag",
             }),
           ],
+          [text("Tried.")],
+          [toolUse("Bash", { command: "git push -q origin main", description: "Push" })],
           [text("Pushed.")],
         ],
       },
@@ -253,8 +256,16 @@ describe("Agent Trace notes pushed with the agent's push", () => {
     git(other, "push", "-q", "origin", "refs/notes/agent-trace")
 
     const { session_id } = await createSession(w, { options: { approval_mode: "accept_edits" } })
-    await promptAllowing(w, session_id, "commit and push")
+    const theirs = git(remote, "rev-parse", "refs/notes/agent-trace")
+    await promptAllowing(w, session_id, "commit, dry-run the push, push the tag")
     const pushed = git(repo, "rev-parse", "HEAD")
+    await noteOn(repo, pushed)
+    // The tracker pushes after it writes the note: give a wrong push the time to land.
+    await sleep(1_000)
+    // A dry run and a tag-only push carry no notes: the remote's are still the other clone's.
+    expect(git(remote, "rev-parse", "refs/notes/agent-trace")).toBe(theirs)
+    expect(git(remote, "tag")).toBe("v1")
+    await promptAllowing(w, session_id, "push")
     const until = Date.now() + 15_000
     const remoteNote = () => {
       try {
