@@ -6,7 +6,9 @@
  * commits through an approved Bash call: the note on the new commit must
  * validate, hold exactly the agents' lines (per agent, hashes of the
  * committed text) and none of the person's. A second commit in the same
- * session and a resumed session committing earlier work get notes too.
+ * session and a resumed session committing earlier work get notes too. With
+ * the push knob on, the agent's dry-run and tag-only pushes carry no notes
+ * and its push merges a remote whose notes moved.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
