@@ -6,6 +6,7 @@
  */
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
+import { trimmed } from "./values.ts"
 
 // ---------------------------------------------------------------------------
 // Ids and values
@@ -68,17 +69,14 @@ const asBoolean = (value: unknown): boolean | undefined => {
   return undefined
 }
 
-const asText = (value: unknown): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? value.trim() : undefined
-
 const isApproval = (value: unknown): value is ApprovalMode =>
   typeof value === "string" && (APPROVAL_MODES as ReadonlyArray<string>).includes(value)
 
 /** The host's option record → typed options; unknown or malformed values are dropped. */
 export const parseOptions = (record: Readonly<Record<string, unknown>> | undefined): SessionOptions => {
   if (!record) return {}
-  const model = asText(record[OPTION_IDS.model])
-  const effort = asText(record[OPTION_IDS.effort])?.toLowerCase()
+  const model = trimmed(record[OPTION_IDS.model])
+  const effort = trimmed(record[OPTION_IDS.effort])?.toLowerCase()
   const approval = record[OPTION_IDS.approval]
   const thinking = asBoolean(record[OPTION_IDS.thinking])
   const fastMode = asBoolean(record[OPTION_IDS.fastMode])
@@ -173,7 +171,7 @@ export const liveRequests = (
 ): ControlRequest[] => {
   switch (optionId) {
     case OPTION_IDS.model: {
-      const model = asText(value)
+      const model = trimmed(value)
       // No model: back to the CLI's default.
       return [
         model && model !== "default"
@@ -186,7 +184,7 @@ export const liveRequests = (
         { subtype: "set_permission_mode", mode: permissionModeFor(isApproval(value) ? value : undefined) },
       ]
     case OPTION_IDS.effort: {
-      const effort = asText(value)?.toLowerCase() ?? opts.effort
+      const effort = trimmed(value)?.toLowerCase() ?? opts.effort
       return [{ subtype: "apply_flag_settings", settings: effortSettings(effort) }]
     }
     case OPTION_IDS.fastMode:

@@ -5,14 +5,14 @@
  */
 import { spawn } from "node:child_process"
 import { Effect } from "effect"
-import { GIT_ENV, type Git, type GitResult } from "../trace/git.ts"
+import type { Git, GitResult } from "../trace/git.ts"
 
 export const nodeGit =
   (env: NodeJS.ProcessEnv = process.env): Git =>
   (repo, args, options = {}) =>
     Effect.callback<GitResult>((resume) => {
       const child = spawn("git", ["-C", repo, ...args], {
-        env: { ...env, ...GIT_ENV },
+        env,
         stdio: ["pipe", "pipe", "pipe"],
       })
       const out: Buffer[] = []

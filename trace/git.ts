@@ -4,9 +4,11 @@
  * command (host/trace-report.ts). The plugin writes no file itself: notes go
  * in through `git notes … -F -` with the record on stdin.
  *
- * Rules: every call names its repository with `-C`; no pager, no prompt for
- * credentials, no optional locks (a read never blocks the person's own git);
- * a failed call is a value (`code`, `stderr`), never a thrown error.
+ * Rules: every call names its repository with `-C` and starts in HOME (the
+ * broker's default folder); each call's words are one of the manifest's
+ * `process.args.git` patterns, so a change here needs its pattern there; no
+ * variable is set (the broker refuses every `GIT_*`); a failed call is a
+ * value (`code`, `stderr`), never a thrown error.
  */
 import { Effect } from "effect"
 import { Process } from "../sdk/plugin-api.ts"
@@ -33,13 +35,6 @@ export type Git = (
   options?: GitOptions,
 ) => Effect.Effect<GitResult>
 
-export const GIT_ENV = {
-  GIT_TERMINAL_PROMPT: "0",
-  GIT_OPTIONAL_LOCKS: "0",
-  GIT_PAGER: "cat",
-  LC_ALL: "C",
-} as const
-
 const DEFAULT_TIMEOUT_MS = 15_000
 
 /** git through the broker (needs `git` in the manifest's process grant). */
@@ -48,7 +43,6 @@ export const brokerGit: Effect.Effect<Git, never, Process> = Effect.gen(function
   return (repo, args, options = {}) =>
     process
       .run("git", ["-C", repo, ...args], {
-        env: GIT_ENV,
         timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
         ...(options.stdin === undefined ? {} : { stdin: options.stdin }),
       })
@@ -99,14 +93,3 @@ export const commitPatch = (git: Git, root: string, sha: string) =>
 /** Add one record line to a commit's note (kept with any lines other tools wrote there). */
 export const appendNote = (git: Git, root: string, sha: string, line: string) =>
   git(root, ["notes", `--ref=${NOTES_NAME}`, "append", "-F", "-", sha], { stdin: `${line}\n` })
-
-/** The note of each commit: `sha → text` for those that have one. */
-export const notesOf = (git: Git, root: string, shas: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const notes = new Map<string, string>()
-    for (const sha of shas) {
-      const result = yield* git(root, ["notes", `--ref=${NOTES_NAME}`, "show", sha])
-      if (ok(result)) notes.set(sha, result.stdout)
-    }
-    return notes
-  })

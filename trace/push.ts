@@ -83,8 +83,9 @@ export type PushOutcome =
   | { readonly kind: "nothing" }
   | { readonly kind: "failed"; readonly detail: string }
 
+/** `--porcelain` marks a ref the remote refused with `!` (the reason after it may be translated). */
 const refused = (result: GitResult) =>
-  /\[rejected\]|non-fast-forward|fetch first|stale info/.test(result.stderr)
+  result.stdout.split("\n").some((line) => line.startsWith(`!\t${NOTES_REF}:`))
 
 const configValue = (git: Git, root: string, key: string) =>
   Effect.map(git(root, ["config", "--get", key]), (r) =>
@@ -119,14 +120,16 @@ export const pushNotes = (git: Git, root: string, remote: string, timeoutMs: num
   const deadline = Date.now() + timeoutMs
   const left = () => Math.max(1, deadline - Date.now())
   const run = (args: ReadonlyArray<string>) => git(root, args, { timeoutMs: left() })
-  const push = () => run(["push", remote, `${NOTES_REF}:${NOTES_REF}`])
+  const push = () => run(["push", "--porcelain", remote, `${NOTES_REF}:${NOTES_REF}`])
   const incoming = `${NOTES_REF}-incoming-${random}`
   return Effect.gen(function* (): Effect.fn.Return<PushOutcome> {
+    // A remote is a name, a path or a URL, never an option git would take.
+    if (remote.startsWith("-")) return { kind: "failed", detail: `${remote} is not a remote` }
     const local = yield* run(["rev-parse", "--verify", "-q", NOTES_REF])
     if (local.code !== 0) return { kind: "nothing" }
     const first = yield* push()
     if (first.code === 0) return { kind: "pushed", merged: false }
-    if (!refused(first)) return { kind: "failed", detail: first.stderr.trim() }
+    if (!refused(first)) return { kind: "failed", detail: first.stderr.trim() || first.stdout.trim() }
     const fetched = yield* run(["fetch", "--no-tags", remote, `${NOTES_REF}:${incoming}`])
     if (fetched.code !== 0) return { kind: "failed", detail: fetched.stderr.trim() }
     const merged = yield* run([
@@ -143,7 +146,7 @@ export const pushNotes = (git: Git, root: string, remote: string, timeoutMs: num
     const second = yield* push()
     return second.code === 0
       ? { kind: "pushed", merged: true }
-      : { kind: "failed", detail: second.stderr.trim() }
+      : { kind: "failed", detail: second.stderr.trim() || second.stdout.trim() }
   }).pipe(
     Effect.timeoutOrElse({
       duration: timeoutMs,
@@ -155,3 +158,23 @@ export const pushNotes = (git: Git, root: string, remote: string, timeoutMs: num
     }),
   )
 }
+
+/**
+ * After the agent's `push`, push the notes of the repository at `root` to the
+ * push's remote (else the branch's push remote), when the repository has it;
+ * a failure is a warning.
+ */
+export const pushNotesFor = (
+  git: Git,
+  root: string,
+  push: PushCommand,
+  timeoutMs: number,
+  notice: (level: "warning", text: string) => Effect.Effect<void>,
+) =>
+  Effect.gen(function* () {
+    const remote = push.remote ?? (yield* pushRemoteOf(git, root))
+    if (!(yield* hasRemote(git, root, remote))) return
+    const outcome = yield* pushNotes(git, root, remote, timeoutMs, crypto.randomUUID().slice(0, 8))
+    if (outcome.kind === "failed")
+      yield* notice("warning", `Agent Trace: the notes were not pushed to ${remote}: ${outcome.detail}`)
+  })

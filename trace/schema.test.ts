@@ -94,7 +94,9 @@ describe("Agent Trace 0.1 schema", () => {
     )
   })
   it("refuses a conversation without ranges, or with a url that is no URI", () => {
-    expect(problemsOf((r) => delete conversation(r).ranges).join()).toMatch(/conversations\.0\.ranges/)
+    expect(problemsOf((r) => delete (conversation(r) as Record<string, unknown>).ranges).join()).toMatch(
+      /conversations\.0\.ranges/,
+    )
     expect(problemsOf((r) => (conversation(r).url = "not a uri")).join()).toMatch(/conversations\.0\.url/)
   })
   it("refuses a related resource without its type or with a url that is no URI", () => {

@@ -22,12 +22,11 @@ import { Log, Storage } from "../sdk/plugin-api.ts"
 import { basename, dirname } from "../sdk/paths.ts"
 import type { AgentEvent, NoticeLevel, ToolCall, ToolKind } from "../sdk/protocol.ts"
 import { asRecord, asString } from "../values.ts"
-import { additionsOf, attributeFile } from "./attribute.ts"
 import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
-import { appendNote, brokerGit, commitPatch, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
-import { hasRemote, pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
-import { type AgentInfo, buildRecord } from "./record.ts"
-import { checkRecord } from "./schema.ts"
+import { brokerGit, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
+import { type NoteContext, noteCommit } from "./notes.ts"
+import { pushesIn, pushNotesFor } from "./push.ts"
+import type { AgentInfo } from "./record.ts"
 
 export const traceKey = (sessionId: string): string => `trace:${sessionId}`
 
@@ -67,8 +66,6 @@ export interface Tracker {
 const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "fetch"])
 
 type Item = { readonly event: AgentEvent } | { readonly settled: Deferred.Deferred<void> }
-
-const short = (sha: string) => sha.slice(0, 7)
 
 export const makeTracker = (setup: TrackerSetup) =>
   Effect.gen(function* () {
@@ -121,39 +118,16 @@ export const makeTracker = (setup: TrackerSetup) =>
         yield* save
       })
 
-    const recordCommit = (root: string, sha: string) =>
-      Effect.gen(function* () {
-        const patch = yield* commitPatch(git, root, sha)
-        if (patch === undefined) return
-        const files = additionsOf(patch).map(({ path, added }) => ({
-          path,
-          ranges: attributeFile(added, prints[root]?.[path]),
-        }))
-        const mainModel = setup.model()
-        const record = buildRecord({
-          id: crypto.randomUUID(),
-          timestamp: new Date().toISOString(),
-          revision: sha,
-          sessionId: setup.sessionId,
-          toolVersion: setup.toolVersion() ?? "unknown",
-          files,
-          agents: { ...agents, ...(mainModel === undefined ? {} : { [MAIN_AGENT]: { model: mainModel } }) },
-        })
-        if (record === undefined) return
-        const checked = checkRecord(record)
-        if (!checked.ok)
-          return yield* setup.notice(
-            "warning",
-            `Agent Trace: no record for commit ${short(sha)}, it breaks the schema (${checked.problems.join("; ")})`,
-          )
-        const note = yield* appendNote(git, root, sha, JSON.stringify(checked.record))
-        if (note.code !== 0)
-          return yield* setup.notice(
-            "warning",
-            `Agent Trace: could not write the note of commit ${short(sha)}: ${note.stderr.trim() || "git failed"}`,
-          )
-        yield* log.info(`agent trace: note on ${short(sha)}`, { root, files: checked.record.files.length })
-      })
+    const noting: NoteContext = {
+      git,
+      log,
+      sessionId: setup.sessionId,
+      prints,
+      agents,
+      model: setup.model,
+      toolVersion: setup.toolVersion,
+      notice: setup.notice,
+    }
 
     /** Record every commit HEAD gained in each repository since it was last seen. */
     const checkCommits = Effect.gen(function* () {
@@ -164,7 +138,7 @@ export const makeTracker = (setup: TrackerSetup) =>
         heads.set(root, now)
         // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
         if (!seen || now === undefined || now === before) continue
-        for (const sha of yield* commitsBetween(git, root, before, now)) yield* recordCommit(root, sha)
+        for (const sha of yield* commitsBetween(git, root, before, now)) yield* noteCommit(noting, root, sha)
       }
     })
 
@@ -176,26 +150,12 @@ export const makeTracker = (setup: TrackerSetup) =>
         if (pushes.length === 0) return
         const settings = yield* setup.push
         if (!settings.enabled) return
-        for (const root of Object.keys(prints)) {
+        for (const root of Object.keys(prints))
           for (const push of pushes) {
             // The shell's folder is not known: a push goes to each edited repository that has its remote.
             if (push.dir?.startsWith("/") && (yield* repositoryFor(push.dir))?.root !== root) continue
-            const remote = push.remote ?? (yield* pushRemoteOf(git, root))
-            if (!(yield* hasRemote(git, root, remote))) continue
-            const outcome = yield* pushNotes(
-              git,
-              root,
-              remote,
-              settings.timeoutMs,
-              crypto.randomUUID().slice(0, 8),
-            )
-            if (outcome.kind === "failed")
-              yield* setup.notice(
-                "warning",
-                `Agent Trace: the notes were not pushed to ${remote}: ${outcome.detail}`,
-              )
+            yield* pushNotesFor(git, root, push, settings.timeoutMs, setup.notice)
           }
-        }
       })
 
     const handle = (event: AgentEvent) =>
