@@ -1,12 +1,16 @@
 /**
  * Test support for Agent Trace: temporary git repositories (a bare remote and
  * clones of it) driven with the real `git`, with a fixed identity so commits
- * work under any HOME.
+ * work under any HOME; and a git runner that also holds every call to the
+ * manifest's `process.args.git` patterns, as the host's broker does.
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import type { Git } from "../trace/git.ts"
+import { nodeGit } from "./node-git.ts"
+import { argsRule } from "./process-grants.ts"
 
 export const GIT_IDENTITY = {
   GIT_AUTHOR_NAME: "Test Person",
@@ -78,5 +82,26 @@ export const makeGitWorld = (prefix = "cvg-trace-"): GitWorld => {
     },
     write,
     cleanup: () => rmSync(root, { recursive: true, force: true }),
+  }
+}
+
+const manifestArgs = (): Record<string, string[]> =>
+  JSON.parse(readFileSync(join(import.meta.dirname, "../plugin.manifest.json"), "utf8")).grants.process.args
+
+/**
+ * The real git, and the calls the manifest's patterns would refuse (each as
+ * its argument line): a test asserts the list stays empty.
+ */
+export const grantedGit = (): { readonly git: Git; readonly refused: string[] } => {
+  const rule = argsRule(manifestArgs())
+  const refused: string[] = []
+  const run = nodeGit()
+  return {
+    refused,
+    git: (repo, args, options) => {
+      const line = ["-C", repo, ...args]
+      if (rule.refusal("git", line) !== null) refused.push(line.join(" "))
+      return run(repo, args, options)
+    },
   }
 }

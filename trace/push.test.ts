@@ -3,9 +3,8 @@
  * itself against a bare repository whose notes moved (real git, two clones).
  */
 import { Effect } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
-import { type GitWorld, git, makeGitWorld } from "../host/git-fixture.ts"
-import { nodeGit } from "../host/node-git.ts"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/git-fixture.ts"
 import { NOTES_REF } from "./git.ts"
 import { pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
 
@@ -42,6 +41,10 @@ describe("pushesIn", () => {
   })
 })
 
+// Every git call of a push must fit the manifest's patterns (the host refuses any other).
+const granted = grantedGit()
+afterAll(() => expect(granted.refused).toEqual([]))
+
 describe("pushNotes against a bare repository", () => {
   let world: GitWorld | undefined
   afterEach(() => {
@@ -69,9 +72,9 @@ describe("pushNotes against a bare repository", () => {
     const { remote, one, two, sha } = setup()
     note(one, sha, '{"from":"one"}')
     note(two, sha, '{"from":"two"}')
-    const first = await Effect.runPromise(pushNotes(nodeGit(), one, "origin", 10_000, "aaaa"))
+    const first = await Effect.runPromise(pushNotes(granted.git, one, "origin", 10_000, "aaaa"))
     expect(first).toEqual({ kind: "pushed", merged: false })
-    const second = await Effect.runPromise(pushNotes(nodeGit(), two, "origin", 10_000, "bbbb"))
+    const second = await Effect.runPromise(pushNotes(granted.git, two, "origin", 10_000, "bbbb"))
     expect(second).toEqual({ kind: "pushed", merged: true })
     const onRemote = git(remote, "notes", "--ref=agent-trace", "show", sha).split("\n").filter(Boolean)
     expect(onRemote.sort()).toEqual(['{"from":"one"}', '{"from":"two"}'])
@@ -81,16 +84,18 @@ describe("pushNotes against a bare repository", () => {
   })
   it("pushes nothing when there are no notes, and fails within its deadline on a remote that is not there", async () => {
     const { one, sha } = setup()
-    expect(await Effect.runPromise(pushNotes(nodeGit(), one, "origin", 10_000, "cccc"))).toEqual({
+    expect(await Effect.runPromise(pushNotes(granted.git, one, "origin", 10_000, "cccc"))).toEqual({
       kind: "nothing",
     })
     note(one, sha, '{"x":1}')
-    const outcome = await Effect.runPromise(pushNotes(nodeGit(), one, "/nowhere/at/all.git", 10_000, "dddd"))
+    const outcome = await Effect.runPromise(
+      pushNotes(granted.git, one, "/nowhere/at/all.git", 10_000, "dddd"),
+    )
     expect(outcome.kind).toBe("failed")
   })
   it("finds the branch's push remote: pushRemote, then pushDefault, then the branch's remote", async () => {
     const { one } = setup()
-    const remoteOf = () => Effect.runPromise(pushRemoteOf(nodeGit(), one))
+    const remoteOf = () => Effect.runPromise(pushRemoteOf(granted.git, one))
     expect(await remoteOf()).toBe("origin")
     git(one, "config", "remote.pushDefault", "fallback")
     expect(await remoteOf()).toBe("fallback")

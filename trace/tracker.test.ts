@@ -6,9 +6,8 @@
  * and a record that breaks the schema is a warning, not a note.
  */
 import { Effect, Exit, Scope } from "effect"
-import { afterEach, describe, expect, it } from "vitest"
-import { type GitWorld, git, makeGitWorld } from "../host/git-fixture.ts"
-import { nodeGit } from "../host/node-git.ts"
+import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/git-fixture.ts"
 import { brokerContext } from "../sdk/context.ts"
 import type { AgentEvent, NoticeLevel, ToolCall } from "../sdk/protocol.ts"
 import { makeMemoryBroker } from "../sdk/testing/memory-broker.ts"
@@ -25,6 +24,9 @@ afterEach(async () => {
 })
 
 const broker = makeMemoryBroker()
+// Every git call the tracker makes must fit the manifest's patterns (the host refuses any other).
+const granted = grantedGit()
+afterAll(() => expect(granted.refused).toEqual([]))
 const notices: Array<{ level: NoticeLevel; text: string }> = []
 
 const start = async (overrides: Partial<TrackerSetup> = {}): Promise<Tracker> => {
@@ -38,7 +40,7 @@ const start = async (overrides: Partial<TrackerSetup> = {}): Promise<Tracker> =>
       toolVersion: () => "2.1.332",
       push: Effect.succeed({ enabled: true, timeoutMs: 10_000 }),
       notice: (level, text) => Effect.sync(() => void notices.push({ level, text })),
-      git: nodeGit(),
+      git: granted.git,
       ...overrides,
     }).pipe(Scope.provide(scope), Effect.provideContext(brokerContext(broker.api))),
   )
