@@ -70,48 +70,34 @@ export const attributeFile = (
   prints: Readonly<Record<string, string>> | undefined,
 ): AgentRange[] => {
   if (prints === undefined || added.length === 0) return []
-  const byLine = new Map<number, { text: string; agent: string | undefined; short: boolean }>()
-  for (const { line, text } of added) {
-    const trimmed = text.trim()
-    const short = isShort(trimmed)
-    byLine.set(line, { text, short, agent: short ? undefined : prints[trimmed] })
+  const lines = [...added].sort((a, b) => a.line - b.line)
+  const count = lines.length
+  const agents: Array<string | undefined> = new Array(count)
+  const short: boolean[] = new Array(count)
+  for (let i = 0; i < count; i++) {
+    const trimmed = lines[i]!.text.trim()
+    short[i] = isShort(trimmed)
+    agents[i] = short[i] ? undefined : prints[trimmed]
   }
-  const ordered = [...byLine.keys()].sort((a, b) => a - b)
+  const adjacent = (i: number, j: number) => lines[j]!.line - lines[i]!.line === j - i
   // A short line follows the line before it; failing that, the line after it.
-  for (const line of ordered) {
-    const entry = byLine.get(line)!
-    if (entry.short) entry.agent = byLine.get(line - 1)?.agent
-  }
-  for (const line of [...ordered].reverse()) {
-    const entry = byLine.get(line)!
-    if (entry.short && entry.agent === undefined) entry.agent = byLine.get(line + 1)?.agent
-  }
+  for (let i = 1; i < count; i++) if (short[i] && adjacent(i - 1, i)) agents[i] = agents[i - 1]
+  for (let i = count - 2; i >= 0; i--)
+    if (short[i] && agents[i] === undefined && adjacent(i, i + 1)) agents[i] = agents[i + 1]
   const ranges: AgentRange[] = []
-  let open: { agent: string; start: number; end: number; lines: string[] } | undefined
-  const close = () => {
-    if (open)
+  let start = 0
+  for (let i = 0; i < count; i++) {
+    const agent = agents[i]
+    const next = i + 1 < count && agents[i + 1] === agent && adjacent(i, i + 1)
+    if (next) continue
+    if (agent !== undefined)
       ranges.push({
-        agent: open.agent,
-        start_line: open.start,
-        end_line: open.end,
-        content_hash: contentHash(open.lines),
+        agent,
+        start_line: lines[start]!.line,
+        end_line: lines[i]!.line,
+        content_hash: contentHash(lines.slice(start, i + 1).map((l) => l.text)),
       })
-    open = undefined
+    start = i + 1
   }
-  for (const line of ordered) {
-    const { agent, text } = byLine.get(line)!
-    if (agent === undefined) {
-      close()
-      continue
-    }
-    if (open && open.agent === agent && open.end === line - 1) {
-      open.end = line
-      open.lines.push(text)
-    } else {
-      close()
-      open = { agent, start: line, end: line, lines: [text] }
-    }
-  }
-  close()
   return ranges
 }
