@@ -125,6 +125,31 @@ describe("the Agent Trace tracker", () => {
     expect(range.content_hash).toBe(contentHash(linesOf(repo, "src/main.ts").slice(0, 3)))
   })
 
+  it("follows a subagent into its own git worktree: the note lands on the worktree's commit", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    const tree = `${world.root}/subagent-tree`
+    git(repo, "worktree", "add", "-q", "-b", "helper", tree)
+    const tracker = await start({ sessionId: "worktree" })
+    await feed(
+      tracker,
+      runStarted,
+      { type: "Task", session_id: "s1", task: { id: "task-w", title: "t", name: "Plan", status: "Running" } },
+      agentWrites(tree, "w.txt", "written in the worktree\n", "task-w"),
+    )
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", "in the worktree")
+    await feed(tracker, finished("Bash", { command: "git commit -m 'in the worktree'" }, "ok", "task-w"))
+    const [record] = noteOf(tree)
+    expect(record?.vcs?.revision).toBe(git(tree, "rev-parse", "HEAD"))
+    expect(record?.files[0]).toMatchObject({
+      path: "w.txt",
+      conversations: [{ url: "cvg://session/worktree?agent=Plan" }],
+    })
+    // The main checkout's HEAD did not move and has no note.
+    expect(() => noteOf(repo)).toThrow()
+  })
+
   it("leaves out a commit the person made between turns, and records one made by a later command", async () => {
     world = makeGitWorld()
     const repo = world.repo("repo")
