@@ -150,6 +150,27 @@ describe("the Agent Trace tracker", () => {
     expect(() => noteOf(repo)).toThrow()
   })
 
+  it("notes the new commit of an amend the agent runs (the old commit keeps its own note)", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    const tracker = await start({ sessionId: "amend" })
+    await feed(tracker, runStarted, agentWrites(repo, "m.txt", "first version of the line\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first")
+    const first = git(repo, "rev-parse", "HEAD")
+    await feed(tracker, finished("Bash", { command: "git commit -am first" }, "ok"))
+    await feed(tracker, agentWrites(repo, "m.txt", "first version of the line\nand one more\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--amend", "-m", "amended")
+    await feed(tracker, finished("Bash", { command: "git commit -a --amend -m amended" }, "ok"))
+    const amended = git(repo, "rev-parse", "HEAD")
+    expect(amended).not.toBe(first)
+    expect(noteOf(repo, first)[0]?.vcs?.revision).toBe(first)
+    const [record] = noteOf(repo, amended)
+    expect(record?.vcs?.revision).toBe(amended)
+    expect(record?.files[0]?.conversations[0]?.ranges).toMatchObject([{ start_line: 1, end_line: 2 }])
+  })
+
   it("leaves out a commit the person made between turns, and records one made by a later command", async () => {
     world = makeGitWorld()
     const repo = world.repo("repo")
