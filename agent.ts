@@ -28,6 +28,7 @@ import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/p
 import { makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill } from "./skills.ts"
 import * as state from "./state.ts"
+import { traceSession } from "./trace/session.ts"
 import type { StartMode } from "./types.ts"
 import { decodeLine } from "./wire.ts"
 
@@ -104,6 +105,16 @@ export const makeClaudeAgent = (
     Effect.gen(function* () {
       const scope = yield* Scope.fork(agentScope)
       const hostId = params.hostId
+      // Agent Trace sees every event of the session (trace/session.ts); the CLI version is this process's.
+      let cliVersion: string | undefined
+      const traced = yield* traceSession({
+        sessionId: hostId,
+        // The options as they stand (a live change included), read from the open session.
+        options: () => sessions.get(hostId)?.options ?? params.options,
+        catalog: models,
+        cliVersion: () => cliVersion,
+        emit,
+      }).pipe(Scope.provide(scope))
       // The session builds `open` from its LiveSession before it returns; every hook is handed it.
       const open = yield* makeOwnedSession<OpenSession>(
         {
@@ -128,10 +139,13 @@ export const makeClaudeAgent = (
               ...(params.options.model ? { model: params.options.model } : {}),
             }),
           decodeLine: decode,
-          emit,
+          emit: traced,
           promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
           hooks: {
-            initialized: (answer) => catalog.adopt(answer),
+            initialized: (answer) => {
+              cliVersion = answer.claude_code_version ?? cliVersion
+              return catalog.adopt(answer)
+            },
             launched: (open) =>
               Effect.gen(function* () {
                 yield* refreshSkills(open, hostId)
