@@ -28,7 +28,7 @@ import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/p
 import { makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill } from "./skills.ts"
 import * as state from "./state.ts"
-import { traceSession } from "./trace/session.ts"
+import { type TraceSessionParams, traceSession } from "./trace/session.ts"
 import type { StartMode } from "./types.ts"
 import { decodeLine } from "./wire.ts"
 
@@ -61,6 +61,27 @@ const argsFor = (
     addDirs: knobs.addDirs,
     extraArgs: knobs.extraArgs,
   })
+
+/**
+ * Agent Trace in front of one session's events (trace/session.ts): what the
+ * session emits goes through `emit`; the CLI version its records name is the
+ * one the process reports in its `initialize` answer.
+ */
+const tracedEmit = (
+  sessionId: string,
+  options: () => SessionOptions,
+  catalog: TraceSessionParams["catalog"],
+  emit: (event: AgentEvent) => Effect.Effect<void>,
+) => {
+  let cliVersion: string | undefined
+  return Effect.map(
+    traceSession({ sessionId, options, catalog, cliVersion: () => cliVersion, emit }),
+    (traced) => ({
+      emit: traced,
+      sawVersion: (version: string | null | undefined) => void (cliVersion = version ?? cliVersion),
+    }),
+  )
+}
 
 export const makeClaudeAgent = (
   api: PluginApi,
@@ -105,16 +126,13 @@ export const makeClaudeAgent = (
     Effect.gen(function* () {
       const scope = yield* Scope.fork(agentScope)
       const hostId = params.hostId
-      // Agent Trace sees every event of the session (trace/session.ts); the CLI version is this process's.
-      let cliVersion: string | undefined
-      const traced = yield* traceSession({
-        sessionId: hostId,
-        // The options as they stand (a live change included), read from the open session.
-        options: () => sessions.get(hostId)?.options ?? params.options,
-        catalog: models,
-        cliVersion: () => cliVersion,
+      // The options as they stand (a live change included), read from the open session.
+      const trace = yield* tracedEmit(
+        hostId,
+        () => sessions.get(hostId)?.options ?? params.options,
+        models,
         emit,
-      }).pipe(Scope.provide(scope))
+      ).pipe(Scope.provide(scope))
       // The session builds `open` from its LiveSession before it returns; every hook is handed it.
       const open = yield* makeOwnedSession<OpenSession>(
         {
@@ -139,11 +157,11 @@ export const makeClaudeAgent = (
               ...(params.options.model ? { model: params.options.model } : {}),
             }),
           decodeLine: decode,
-          emit: traced,
+          emit: trace.emit,
           promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
           hooks: {
             initialized: (answer) => {
-              cliVersion = answer.claude_code_version ?? cliVersion
+              trace.sawVersion(answer.claude_code_version)
               return catalog.adopt(answer)
             },
             launched: (open) =>
