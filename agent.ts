@@ -78,7 +78,9 @@ const tracedEmit = (
     traceSession({ sessionId, options, catalog, cliVersion: () => cliVersion, emit }),
     (traced) => ({
       emit: traced,
-      sawVersion: (version: string | null | undefined) => void (cliVersion = version ?? cliVersion),
+      sawVersion: (version: string | null | undefined) => {
+        cliVersion = version ?? cliVersion
+      },
     }),
   )
 }
