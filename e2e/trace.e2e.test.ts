@@ -30,7 +30,7 @@ closeWorldsAfterEach(() => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The records of a commit's note, once the tracker has written it. */
-const noteOn = async (repo: string, rev: string, timeoutMs = 15_000): Promise<TraceRecord[]> => {
+const noteOn = async (repo: string, rev: string, timeoutMs = 45_000): Promise<TraceRecord[]> => {
   const until = Date.now() + timeoutMs
   for (;;) {
     try {
@@ -268,7 +268,7 @@ describe("Agent Trace notes pushed with the agent's push", () => {
     expect(git(remote, "rev-parse", "refs/notes/agent-trace")).toBe(theirs)
     expect(git(remote, "tag")).toBe("v1")
     await promptAllowing(w, session_id, "push")
-    const until = Date.now() + 15_000
+    const until = Date.now() + 45_000
     const remoteNote = () => {
       try {
         return git(remote, "notes", "--ref=agent-trace", "show", pushed)
