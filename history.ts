@@ -105,6 +105,22 @@ export const rewindIn = (stored: StoredPrompts, ref: string | number): RewindPoi
   return typeof target.parentUuid === "string" ? { resumeAt: target.parentUuid, kept } : { kept }
 }
 
+/** The last message of the conversation as the chain rule reads it (the branch a chat is on). */
+export const readLeaf: (
+  configDir: string,
+  cwd: string,
+  cliSessionId: string,
+) => Effect.Effect<string | undefined, never, Fs> = Effect.fn("history.readLeaf")(function* (
+  configDir: string,
+  cwd: string,
+  cliSessionId: string,
+) {
+  const dir = yield* projectDir(configDir, cwd)
+  const chain = yield* readChain(sessionFile(dir, cliSessionId))
+  const leaf = chain.records.findLast((r) => r.type === "user" || r.type === "assistant")?.uuid
+  return typeof leaf === "string" ? leaf : undefined
+})
+
 /** The uuid of the conversation's `index`-th prompt (0-based), if it exists. */
 export const promptUuidAt = (
   configDir: string,

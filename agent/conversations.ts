@@ -120,6 +120,15 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
           const origin = yield* state.cliIdFor(params.sessionId)
           const hostId = params.newSessionId ?? crypto.randomUUID()
           const originOpen = sessions.get(params.sessionId)
+          // The CLI resumes the leaf its last `last-prompt` record names, and a live
+          // process writes that record only when its next prompt comes or it exits:
+          // after a rewind the file still names the abandoned branch. An idle origin
+          // process is restarted on its conversation first, which writes it.
+          const originLive = originOpen?.live
+          if (originLive?.isRunning() && originLive.runId() === undefined) {
+            const leaf = yield* history.readLeaf(yield* configDirFor(acct), params.cwd, origin)
+            if (leaf !== undefined) yield* originLive.restart({ kind: "resume", cliId: origin })
+          }
           // A fork is the same conversation taken elsewhere: it keeps the origin's options.
           const options = { ...(originOpen?.options ?? {}), ...parseOptions(params.options) }
           const open = yield* openSession({
