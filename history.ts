@@ -7,10 +7,18 @@
 import { Effect } from "effect"
 import { readChain } from "./chain.ts"
 import { projectDir, sessionFile } from "./projects.ts"
-import { isInterruptText, promptOf, recordsToItems, recordText, type StoredRecord } from "./records.ts"
-import type { Fs } from "./sdk/plugin-api.ts"
+import {
+  firstLine,
+  isInterruptText,
+  promptOf,
+  recordsToItems,
+  recordText,
+  type StoredRecord,
+} from "./records.ts"
+import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionTranscript } from "./sdk/protocol.ts"
+import { chatTitle, titleOfSidecar } from "./session-summary.ts"
 import { attachSubagents } from "./subagents.ts"
 
 export { type Chain, type ChainOptions, chainOf, readChain } from "./chain.ts"
@@ -34,7 +42,16 @@ export const readSession: (
   const chain = yield* readChain(sessionFile(dir, cliSessionId))
   if (!chain.found) return null
   const items = yield* attachSubagents(recordsToItems(chain.records), chain.records, join(dir, cliSessionId))
-  const title = chain.customTitle ?? chain.aiTitle
+  const sidecar = yield* Fs.use((fs) => fs.read(join(dir, cliSessionId, "custom-title.json")))
+  const first = promptRecords(chain.records)[0]
+  const firstPrompt = first === undefined ? undefined : promptOf(first)?.text
+  const prompt = firstPrompt === undefined ? undefined : firstLine(firstPrompt)
+  const title = chatTitle({
+    sidecar: titleOfSidecar(sidecar),
+    custom: chain.customTitle,
+    ai: chain.aiTitle,
+    prompt: prompt === "" ? undefined : prompt,
+  })
   return { session_id: cliSessionId, items, ...(title === undefined ? {} : { title }) }
 })
 
