@@ -10,6 +10,7 @@ import { projectDir, sessionFile } from "./projects.ts"
 import {
   firstLine,
   isInterruptText,
+  localCommandUuids,
   promptOf,
   recordsToItems,
   recordText,
@@ -62,10 +63,17 @@ export const readSession: (
 // the other functions are views of it for a caller that holds only ids.
 
 /** The user records that are prompts, in conversation order (what `sent` indexes count). */
-export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecord[] =>
-  records.filter(
-    (r) => r.type === "user" && !isToolResult(r) && !isInterruptText(recordText(r)) && promptOf(r) !== null,
+export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecord[] => {
+  const localCommands = localCommandUuids(records)
+  return records.filter(
+    (r) =>
+      r.type === "user" &&
+      !isToolResult(r) &&
+      !isInterruptText(recordText(r)) &&
+      !localCommands.has(r.uuid as string) &&
+      promptOf(r) !== null,
   )
+}
 
 const isToolResult = (record: StoredRecord): boolean => {
   const message = record.message
