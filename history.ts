@@ -7,10 +7,19 @@
 import { Effect } from "effect"
 import { readChain } from "./chain.ts"
 import { projectDir, sessionFile } from "./projects.ts"
-import { isInterruptText, promptOf, recordsToItems, recordText, type StoredRecord } from "./records.ts"
-import type { Fs } from "./sdk/plugin-api.ts"
+import {
+  firstLine,
+  isInterruptText,
+  localCommandUuids,
+  promptOf,
+  recordsToItems,
+  recordText,
+  type StoredRecord,
+} from "./records.ts"
+import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionTranscript } from "./sdk/protocol.ts"
+import { chatTitle, titleOfSidecar } from "./session-summary.ts"
 import { attachSubagents } from "./subagents.ts"
 
 export { type Chain, type ChainOptions, chainOf, readChain } from "./chain.ts"
@@ -34,7 +43,16 @@ export const readSession: (
   const chain = yield* readChain(sessionFile(dir, cliSessionId))
   if (!chain.found) return null
   const items = yield* attachSubagents(recordsToItems(chain.records), chain.records, join(dir, cliSessionId))
-  const title = chain.customTitle ?? chain.aiTitle
+  const sidecar = yield* Fs.use((fs) => fs.read(join(dir, cliSessionId, "custom-title.json")))
+  const first = promptRecords(chain.records)[0]
+  const firstPrompt = first === undefined ? undefined : promptOf(first)?.text
+  const prompt = firstPrompt === undefined ? undefined : firstLine(firstPrompt)
+  const title = chatTitle({
+    sidecar: titleOfSidecar(sidecar),
+    custom: chain.customTitle,
+    ai: chain.aiTitle,
+    prompt: prompt === "" ? undefined : prompt,
+  })
   return { session_id: cliSessionId, items, ...(title === undefined ? {} : { title }) }
 })
 
@@ -45,10 +63,17 @@ export const readSession: (
 // the other functions are views of it for a caller that holds only ids.
 
 /** The user records that are prompts, in conversation order (what `sent` indexes count). */
-export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecord[] =>
-  records.filter(
-    (r) => r.type === "user" && !isToolResult(r) && !isInterruptText(recordText(r)) && promptOf(r) !== null,
+export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecord[] => {
+  const localCommands = localCommandUuids(records)
+  return records.filter(
+    (r) =>
+      r.type === "user" &&
+      !isToolResult(r) &&
+      !isInterruptText(recordText(r)) &&
+      !localCommands.has(r.uuid as string) &&
+      promptOf(r) !== null,
   )
+}
 
 const isToolResult = (record: StoredRecord): boolean => {
   const message = record.message
@@ -104,6 +129,22 @@ export const rewindIn = (stored: StoredPrompts, ref: string | number): RewindPoi
   // (verified on 2.1.332: the resumed request held exactly the earlier turns).
   return typeof target.parentUuid === "string" ? { resumeAt: target.parentUuid, kept } : { kept }
 }
+
+/** The last message of the conversation as the chain rule reads it (the branch a chat is on). */
+export const readLeaf: (
+  configDir: string,
+  cwd: string,
+  cliSessionId: string,
+) => Effect.Effect<string | undefined, never, Fs> = Effect.fn("history.readLeaf")(function* (
+  configDir: string,
+  cwd: string,
+  cliSessionId: string,
+) {
+  const dir = yield* projectDir(configDir, cwd)
+  const chain = yield* readChain(sessionFile(dir, cliSessionId))
+  const leaf = chain.records.findLast((r) => r.type === "user" || r.type === "assistant")?.uuid
+  return typeof leaf === "string" ? leaf : undefined
+})
 
 /** The uuid of the conversation's `index`-th prompt (0-based), if it exists. */
 export const promptUuidAt = (

@@ -73,6 +73,32 @@ const commandText = (text: string): string | undefined => {
 }
 
 /**
+ * The CLI's records of control requests: a set_model is stored as a command
+ * `/model <name>` after a `<local-command-caveat>` meta record ("The command
+ * below was run directly in Claude Code, not sent to you as a request"), its
+ * output in a `<local-command-stdout>` record. Nobody typed it, so it is no
+ * prompt of the chat. A command the user typed (`/compact`) is stored the same
+ * way but carries `turnAttributionKey` (CLI 2.1.332: a control request's
+ * record has none), and stays. Their uuids, from records in chain order.
+ */
+export const localCommandUuids = (records: ReadonlyArray<unknown>): ReadonlySet<string> => {
+  const found = new Set<string>()
+  let caveat: string | undefined
+  for (const raw of records) {
+    if (!isObject(raw) || raw.type !== "user") continue
+    const record = raw as StoredRecord
+    const text = recordText(record).trimStart()
+    const uuid = asString(record.uuid)
+    if (record.isMeta === true && text.startsWith("<local-command-caveat>")) caveat = uuid
+    else if (caveat !== undefined && record.parentUuid === caveat && text.startsWith("<command-name>")) {
+      if (uuid !== undefined && record.turnAttributionKey === undefined) found.add(uuid)
+      caveat = undefined
+    } else caveat = undefined
+  }
+  return found
+}
+
+/**
  * What a user record says as a prompt: its text (harness blocks left out, a
  * slash command shown as typed) and how many images it carried. Null when it
  * holds no prompt (tool results, meta records, reminders).
@@ -135,6 +161,7 @@ export const recordsToItems = (
   /** The task list the TaskCreate/TaskUpdate/TaskList tools keep: a plan whenever it changes. */
   const tasks = new TaskList()
   const tag = options.taskId === undefined ? {} : { task_id: options.taskId }
+  const localCommands = localCommandUuids(records)
 
   for (const raw of records) {
     if (!isObject(raw)) continue
@@ -208,7 +235,7 @@ export const recordsToItems = (
       items.push({ type: "notice", id: nextId(), level: "info", text: "Stopped." })
       continue
     }
-    const prompt = promptOf(record)
+    const prompt = localCommands.has(uuid) ? null : promptOf(record)
     if (prompt === null) continue
     items.push({
       type: "user",

@@ -294,6 +294,23 @@ export interface FileFacts {
   readonly birthtimeMs: number
 }
 
+/** What a chat's title may come from, each the newest of its kind. */
+export interface TitleSources {
+  /** The rename's title file beside the session (`custom-title.json`). */
+  readonly sidecar?: string | undefined
+  readonly custom?: string | undefined
+  readonly ai?: string | undefined
+  /** The first line of the first prompt. */
+  readonly prompt?: string | undefined
+}
+
+/**
+ * A chat's title, by priority: the rename's file, a custom title, an AI
+ * title, then the first prompt's first line. The one rule of list_sessions
+ * and read_session, so a chat is called the same in both.
+ */
+export const chatTitle = (t: TitleSources): string | undefined => t.sidecar ?? t.custom ?? t.ai ?? t.prompt
+
 /**
  * The list entry, or null when the file has no title at all (no prompt, no
  * title record: not a conversation). Titles by priority: the rename's title
@@ -307,7 +324,12 @@ export const summaryOf = (
   tail: TailFacts,
   sidecar: string | undefined,
 ): SessionSummary | null => {
-  const title = sidecar ?? tail.custom ?? headTitles.custom ?? tail.ai ?? headTitles.ai ?? head.prompt
+  const title = chatTitle({
+    sidecar,
+    custom: tail.custom ?? headTitles.custom,
+    ai: tail.ai ?? headTitles.ai,
+    prompt: head.prompt,
+  })
   if (title === undefined) return null
   const branch = tail.branch ?? head.branch
   const cwd = head.cwd ?? tail.cwd

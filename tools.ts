@@ -3,7 +3,7 @@
  * input, unified diffs for edits (the SDK's `unifiedDiff`), the whole file for
  * Write, results with exit codes, and plans from the todo tools.
  */
-import { unifiedDiff } from "./sdk/diff.ts"
+import { diffOfHunks, unifiedDiff } from "./sdk/diff.ts"
 import type { PlanEntry, ToolKind, ToolStatus } from "./sdk/protocol.ts"
 import { asRecord, asString } from "./values.ts"
 
@@ -158,7 +158,12 @@ export interface ToolResultInfo {
   readonly output: unknown
   readonly output_text: string
   readonly exit_code?: number
+  /** An edit's diff from the CLI's own patch of the file (true line numbers); replaces the call's. */
+  readonly diff?: string
 }
+
+/** The tools whose result carries the file's `structuredPatch`. */
+const PATCHED = new Set(["Edit", "MultiEdit", "Write"])
 
 /** The text of a tool_result's `content` (a string or text/image blocks). */
 export const resultText = (content: unknown): string => {
@@ -205,9 +210,18 @@ export const toolResultOf = (
   else if (shell && isError) exit_code = exitCodeIn(text) ?? exitCodeIn(asString(toolUseResult) ?? "")
   // The CLI reports a non-zero exit as an error, so a shell call that succeeded exited 0.
   else if (shell && !interrupted && !isError) exit_code = 0
-  return exit_code === undefined
-    ? { status, output, output_text: text }
-    : { status, output, output_text: text, exit_code }
+  const path = asString(record.filePath)
+  const diff =
+    name !== undefined && PATCHED.has(name) && path !== undefined && !isError
+      ? diffOfHunks(path, record.structuredPatch)
+      : undefined
+  return {
+    status,
+    output,
+    output_text: text,
+    ...(exit_code === undefined ? {} : { exit_code }),
+    ...(diff === undefined ? {} : { diff }),
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -40,6 +40,11 @@ export interface OpenSession {
   /** Host item id → the native UUID it was sent with (this process's lifetime). */
   readonly sentUuids: Map<string, string>
   skills: ReadonlyArray<SkillInfo> | undefined
+  /**
+   * Rewound to a point by this process since its last restart: the CLI's file
+   * then names the abandoned branch as its leaf until the process exits.
+   */
+  rewound?: boolean
 }
 
 export interface OpenParams {

@@ -55,6 +55,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       )
     if (point.resumeAt !== undefined) {
       yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
+      open.rewound = true
       yield* state.keepSent(sessionId, point.kept, point.kept.size)
     } else {
       // Nothing left: a new conversation, under an alias (the CLI refuses an id it has a file for).
@@ -120,6 +121,16 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
           const origin = yield* state.cliIdFor(params.sessionId)
           const hostId = params.newSessionId ?? crypto.randomUUID()
           const originOpen = sessions.get(params.sessionId)
+          // The CLI resumes from the leaf its last `last-prompt` record names (or
+          // below it), and a process writes that record only at its next prompt or
+          // its exit: after a rewind, the pre-rewind process's exit named the
+          // abandoned branch. A rewound, idle origin process is restarted on its
+          // conversation first, which writes the current leaf.
+          if (originOpen?.rewound && originOpen.live.isRunning() && originOpen.live.runId() === undefined) {
+            const leaf = yield* history.readLeaf(yield* configDirFor(acct), params.cwd, origin)
+            if (leaf !== undefined) yield* originOpen.live.restart({ kind: "resume", cliId: origin })
+            originOpen.rewound = false
+          }
           // A fork is the same conversation taken elsewhere: it keeps the origin's options.
           const options = { ...(originOpen?.options ?? {}), ...parseOptions(params.options) }
           const open = yield* openSession({

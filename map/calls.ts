@@ -92,6 +92,7 @@ const finishToolCall = (
     output: result.output,
     output_text: result.output_text,
     ...(result.exit_code === undefined ? {} : { exit_code: result.exit_code }),
+    ...(result.diff === undefined ? {} : { diff: result.diff }),
   }
   const name = started.name
   if (!agentTools.has(name)) s.calls.open.delete(id)
