@@ -26,31 +26,77 @@ const task = (over: Partial<TaskInfo> = {}): TaskInfo => ({
 })
 
 describe("streamed text and reasoning", () => {
-  it("joins deltas of one item and starts a new line for the next item", () => {
-    const out = play([
-      { type: "RunStarted", session_id: S, run_id: R },
-      { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "I should " },
-      { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "greet back." },
-      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: "Hello" },
-      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: " there!\nSecond line" },
-    ])
-    expect(out).toBe("✻ Thinking…\n  I should greet back.\nHello there!\nSecond line")
+  it("joins deltas of one item and gives the screen only whole lines", () => {
+    const r = plain()
+    const out = play(
+      [
+        { type: "RunStarted", session_id: S, run_id: R },
+        { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "I should " },
+        { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "greet back." },
+        { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: "Hello" },
+        { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: " there!\n\nSecond line" },
+      ],
+      r,
+    )
+    // The first paragraph is whole at its blank line; the second waits for the stream's end.
+    expect(out).toBe("✻ Thinking…\n  I should greet back.\nHello there!\n")
+    expect(r.flush()).toBe("\nSecond line\n")
+  })
+
+  it("wraps long thinking under its indent", () => {
+    const r = makeRenderer({ color: false, width: () => 24 })
+    const out = r.event({
+      type: "ReasoningDelta",
+      session_id: S,
+      item_id: "m:0",
+      text: "the quick brown fox jumps over the lazy dog\n",
+    })
+    expect(out).toBe("✻ Thinking…\n  the quick brown fox\n  jumps over the lazy\n  dog\n")
+  })
+
+  it("folds thinking past its lines, and /expand has all of it", () => {
+    const r = makeRenderer({ color: false, thinkingLines: 2 })
+    const out = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "a\nb\nc\nd\n" })
+    expect(out + r.flush()).toBe("✻ Thinking…\n  a\n  b\n  … 2 more lines of thinking · /expand 1\n")
+    expect(r.expand(1)).toBe("a\nb\nc\nd")
+  })
+
+  it("renders markdown with colour: emphasis, lists, code, tables", () => {
+    const r = colored()
+    const out = stripAnsi(
+      r.event({
+        type: "TextDelta",
+        session_id: S,
+        item_id: "m:1",
+        text: "Some **bold** words.\n\n- one\n- two\n\n```js\nconst x = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+      }) + r.flush(),
+    )
+    expect(out).toContain("Some bold words.")
+    expect(out).not.toContain("**")
+    expect(out).toMatch(/\* one\n\s*\* two/)
+    expect(out).toContain("const x = 1")
+    expect(out).not.toContain("```")
+    expect(out).toMatch(/│ a +│ b +│/)
   })
 
   it("dims reasoning and leaves text unstyled", () => {
     const r = colored()
-    const thought = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "hmm" })
-    const said = r.event({ type: "TextDelta", session_id: S, item_id: "m:1", text: "Hi" })
+    const thought = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "hmm\n" })
+    r.event({ type: "TextDelta", session_id: S, item_id: "m:1", text: "Hi" })
     expect(thought).toContain("\u001b[2m")
-    expect(said).toBe("\nHi")
+    expect(stripAnsi(r.flush())).toBe("Hi\n")
   })
 
   it("puts a subagent's text behind its task's gutter", () => {
-    const out = play([
-      { type: "Task", session_id: S, task: task() },
-      { type: "TextDelta", session_id: S, task_id: "toolu_agent", item_id: "a:0", text: "one\ntwo" },
-    ])
-    expect(out).toContain("│ one\n│ two")
+    const r = plain()
+    const out = play(
+      [
+        { type: "Task", session_id: S, task: task() },
+        { type: "TextDelta", session_id: S, task_id: "toolu_agent", item_id: "a:0", text: "one\ntwo" },
+      ],
+      r,
+    )
+    expect(out + r.flush()).toContain("│ one\n│ two\n")
   })
 })
 
@@ -81,7 +127,8 @@ describe("tool calls", () => {
       session_id: S,
       call: bash({ status: "Completed", exit_code: 0, output_text: "1\n2\n3\n4" }),
     })
-    expect(out).toContain("    1\n    2\n    … 2 more lines\n")
+    expect(out).toContain("    1\n    2\n    … 2 more lines · /expand 1\n")
+    expect(r.expand(1)).toBe("1\n2\n3\n4")
   })
 
   it("colours a unified diff: + green, - red, @@ cyan", () => {
@@ -176,7 +223,7 @@ describe("plan, tasks, prompts", () => {
     expect(out).toContain("│ ◐ Agent: Nested")
     expect(out).toContain("│ │ ⏺ Bash $ ls\n")
     expect(out).toContain(
-      "☑ Agent: Count workspace files · general-purpose · Completed · 1 tool uses · 1.2k tokens\n",
+      "☑ Agent: Count workspace files · general-purpose · Completed · 1 tool use · 1.2k tokens\n",
     )
     expect(out).toContain("  There are 3 files.\n")
     expect(out).toMatch(/Tasks\n {2}└─ ☑ Agent: Count workspace files[^\n]*\n {5}└─ ◐ Agent: Nested/)
@@ -307,7 +354,7 @@ describe("the end of a run", () => {
     expect(out).toMatch(/rate limits: 5-hour 42% \(resets \d\d:\d\d\)\n/)
   })
 
-  it("says when no limits were reported and shows a failure's error", () => {
+  it("says nothing of limits when none were reported, and shows a failure's error", () => {
     const out = play([
       {
         type: "RunEnded",
@@ -317,7 +364,20 @@ describe("the end of a run", () => {
         error: "The CLI exited (code 1)\nmore",
       },
     ])
-    expect(out).toBe("── Failed\n   The CLI exited (code 1)\n   rate limits: none reported\n")
+    expect(out).toBe("── Failed\n   The CLI exited (code 1)\n")
+  })
+
+  it("leaves out the context of a run that never reached the model", () => {
+    const out = play([
+      {
+        type: "RunEnded",
+        session_id: S,
+        run_id: R,
+        outcome: "Failed",
+        usage: { input_tokens: 0, output_tokens: 0, context_used: 0, context_window: 1_000_000 },
+      },
+    ])
+    expect(out).not.toContain("context")
   })
 
   it("closes an open text line before the summary", () => {
@@ -343,7 +403,7 @@ describe("notices and stored transcripts", () => {
     expect(out).toContain("✗ Usage limit reached (five_hour): limit hit\n")
   })
 
-  it("lays out read_session items like live events, tasks nested", () => {
+  it("lays out read_session items like live events, tasks nested: the task opens, its work, its end", () => {
     const out = plain().transcript([
       { type: "user", id: "u1", text: "Count the files" },
       { type: "reasoning", id: "r1", text: "Delegate." },
@@ -356,8 +416,21 @@ describe("notices and stored transcripts", () => {
       {
         type: "task",
         id: "k1",
-        task: task({ status: "Completed" }),
+        task: task({ status: "Completed", summary: "3 files" }),
         items: [{ type: "assistant", id: "a2", text: "There are 3 files." }],
+      },
+      {
+        type: "tool_call",
+        id: "q1",
+        call: {
+          id: "q1",
+          name: "AskUserQuestion",
+          kind: "other",
+          title: "Which?",
+          input: {},
+          status: "Completed",
+          output_text: 'User has answered your questions: "Which greeting?"="Bonjour". You can now continue.',
+        },
       },
       { type: "plan", id: "p1", entries: [{ content: "Done", status: "completed" }] },
       { type: "notice", id: "n1", level: "info", text: "Stopped." },
@@ -371,8 +444,12 @@ describe("notices and stored transcripts", () => {
         "⏺ Bash $ touch a.txt && echo ok",
         "  ⎿ ✓ Completed · exit 0",
         "    ok",
-        "☑ Agent: Count workspace files · general-purpose · Completed",
+        "◐ Agent: Count workspace files · general-purpose · Running",
         "│ There are 3 files.",
+        "☑ Agent: Count workspace files · general-purpose · Completed",
+        "  3 files",
+        "⏺ AskUserQuestion Which?",
+        "  ⎿ answered: Bonjour",
         "Plan",
         "  ☑ Done",
         "i Stopped.",
