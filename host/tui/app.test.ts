@@ -296,3 +296,35 @@ describe("one-shot runs", () => {
     expect(w.screen()).toContain("⊘ Cancelling the run")
   })
 })
+
+describe("runs the agent opens by itself", () => {
+  it("shows the end of a run the CLI started after a cancel, and gives the prompt back", async () => {
+    const { host, emit } = fakeHost({
+      prompt: (_p, emit) => {
+        emit(ev({ type: "RunStarted", run_id: "r1" }))
+        return { run_id: "r1", steered: false }
+      },
+    })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("slow\n")
+    await until(() => host.events !== undefined && w.screen().includes("› slow"), "the prompt")
+    await new Promise((r) => setTimeout(r, 20))
+    // Cancelled; then the CLI takes up the steer in a turn of its own.
+    emit(ev({ type: "RunEnded", run_id: "r1", outcome: "Cancelled" }))
+    emit(ev({ type: "RunStarted", run_id: "r2" }))
+    emit(ev({ type: "TextDelta", run_id: "r2", item_id: "m:0", text: "About your steer." }))
+    await until(() => w.screen().includes("the agent started a turn by itself"), "the self-started run")
+    emit(ev({ type: "RunEnded", run_id: "r2", outcome: "Completed" }))
+    await until(() => w.screen().includes("── Completed"), "its end")
+    expect(w.screen()).toContain("About your steer.\n── Completed")
+    // The prompt is back: a line typed now is a new prompt, not a steer of r2.
+    w.input.write("next\n")
+    await until(() => w.screen().includes("› next"), "the next prompt")
+    expect(w.screen()).not.toContain("steering")
+    w.input.end()
+    await done
+  })
+})

@@ -157,6 +157,8 @@ export class Chat {
   private cwd: string
   private agentId: string
   private info: AgentInfo | undefined
+  /** The last info the agent gave, for the status line while a fresh one is not asked for. */
+  private knownInfo: AgentInfo | undefined
   private sessionId: string | undefined
   private renderer: Renderer
   /** Events of the agent held while a session opens (its id is not known yet). */
@@ -178,6 +180,8 @@ export class Chat {
   private assembler: LineAssembler | undefined
   private mode: "interactive" | "once" = "interactive"
   private lastCtrlC = 0
+  /** Prompts sent and not yet answered: a run starting meanwhile is theirs. */
+  private sending = 0
   private idleTimer: NodeJS.Timeout | undefined
   /** Typed lines waiting for their turn. */
   private readonly queue: string[] = []
@@ -202,7 +206,11 @@ export class Chat {
   private subscribe(): () => void {
     return this.host.events.subscribe((h) => {
       if (h.kind === "agent_event" && h.agentId === this.agentId) this.onEvent(h.event)
-      if (h.kind === "info_changed" && h.agentId === this.agentId) this.info = undefined
+      if (h.kind === "info_changed" && h.agentId === this.agentId) {
+        // Asked again when needed; the status line keeps what it knew meanwhile.
+        if (this.info) this.knownInfo = this.info
+        this.info = undefined
+      }
     })
   }
 
@@ -390,6 +398,9 @@ export class Chat {
     switch (e.type) {
       case "RunStarted":
         this.openRuns.add(e.run_id)
+        // No prompt of ours opened it: the agent went on by itself (a queued steer, a background task's end).
+        if (this.sending === 0 && this.mode === "interactive")
+          this.say(this.paint("dim", "↻ the agent started a turn by itself (Ctrl-C cancels it)"))
         break
       case "RunEnded":
         this.openRuns.delete(e.run_id)
@@ -513,7 +524,8 @@ export class Chat {
   private updateStatus(): void {
     const options = { ...this.sessionOptions, ...this.sessionInfo?.options }
     const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined)
-    const defaultOf = (id: string) => text(this.info?.options.find((o) => o.id === id)?.default)
+    const info = this.info ?? this.knownInfo
+    const defaultOf = (id: string) => text(info?.options.find((o) => o.id === id)?.default)
     const model = text(options[OPTION.model]) ?? this.sessionInfo?.model ?? defaultOf(OPTION.model)
     const effort = text(options[OPTION.effort]) ?? defaultOf(OPTION.effort)
     const approval = text(options[OPTION.approval]) ?? defaultOf(OPTION.approval)
@@ -670,6 +682,7 @@ export class Chat {
       return
     }
     if (!this.running) this.screen.spin("Waiting for the model…")
+    this.sending++
     const accepted = await this.attempt(undefined, "try again, or /new for a fresh session", () =>
       this.host.call(this.agentId, "prompt", {
         sessionId: this.sessionId!,
@@ -677,7 +690,9 @@ export class Chat {
         itemId,
         ...(images.length > 0 && { images: images.map((a) => a.image) }),
       }),
-    )
+    ).finally(() => {
+      this.sending--
+    })
     if (!accepted) return
     this.attachments = []
     this.userItems.push({ id: itemId, text })
