@@ -41,7 +41,8 @@ const USAGE = `npm start [-- [options] ["prompt"]]
   --demo            the offline demo: a scripted model on 127.0.0.1, no login needed
                     (the default when no login is found)
   --account <id>    use the real model with this account ("claude", or a stored account id)
-  --yes             one-shot runs: allow every approval
+  --yes             one-shot runs and piped input: allow every approval and take each
+                    question's first option (without it approvals are denied)
   --cwd <dir>       the workspace the agent works in (default: the folder npm start was run
                     from; with --demo, the demo's own temporary folder)
   --data <dir>      the host's data folder: accounts, plugin storage, prompt history
@@ -102,7 +103,9 @@ const cleanups: Array<() => Promise<void>> = []
 let exiting: Promise<never> | undefined
 const exitWith = (code: number): Promise<never> => {
   exiting ??= (async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {})
+    // Each step gets a few seconds: a hung-up terminal must not keep the demo folder.
+    for (const cleanup of cleanups.splice(0).reverse())
+      await Promise.race([cleanup().catch(() => {}), new Promise((r) => setTimeout(r, 5000).unref())])
     process.exit(code)
   })()
   return exiting
@@ -205,6 +208,7 @@ const main = async (): Promise<number> => {
           )
         })
 
+    const unattended = prompt !== undefined || process.stdin.isTTY !== true
     const chat = new Chat({
       host,
       agentId,
@@ -216,9 +220,14 @@ const main = async (): Promise<number> => {
       env: world?.env ?? process.env,
       historyFile: join(values.data ? resolve(values.data) : defaultDataDir(), "prompt-history.jsonl"),
       ...(Object.keys(sessionOptions).length > 0 && { sessionOptions }),
-      approvals: prompt === undefined ? "ask" : values.yes || world ? "allow" : "deny",
-      questions: prompt !== undefined && (values.yes || world) ? "first" : "ask",
-      policyReason: world ? "demo" : values.yes ? "--yes" : "one-shot run without --yes",
+      // Nobody at a keyboard (a prompt argument, or lines from a pipe): answered by policy.
+      approvals: unattended ? (values.yes || world ? "allow" : "deny") : "ask",
+      questions: unattended && (values.yes || world) ? "first" : "ask",
+      policyReason: world
+        ? "demo"
+        : values.yes
+          ? "--yes"
+          : `${prompt === undefined ? "piped input" : "one-shot run"} without --yes`,
     })
     chat.say(
       `${paint("bold", "convergence/claude")} ${paint("dim", `· plugin ${host.manifest.id} in host/ · account ${agentId}`)}`,

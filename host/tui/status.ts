@@ -24,7 +24,8 @@ export const shortPath = (path: string): string =>
 
 export const statusText = (f: StatusFacts): string =>
   [
-    f.model ?? "model ?",
+    // Until the session names one, the CLI's own default runs.
+    f.model ?? "default model",
     f.effort && `effort ${f.effort}`,
     f.approval ?? "supervised",
     f.account,
