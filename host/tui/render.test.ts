@@ -131,7 +131,7 @@ describe("tool calls", () => {
     expect(r.expand(1)).toBe("1\n2\n3\n4")
   })
 
-  it("colours a unified diff: + green, - red, @@ cyan", () => {
+  it("colours a unified diff: + green, - red; the fragment's @@ numbers are left out", () => {
     const diff = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n line one\n-line two\n+line 2 (edited)\n"
     const call: ToolCall = {
       id: "e1",
@@ -145,8 +145,48 @@ describe("tool calls", () => {
     const out = colored().event({ type: "ToolCallStarted", session_id: S, call })
     expect(out).toContain("\u001b[32m+line 2 (edited)\u001b[39m")
     expect(out).toContain("\u001b[31m-line two\u001b[39m")
-    expect(out).toContain("\u001b[36m@@ -1,2 +1,2 @@\u001b[39m")
+    expect(stripAnsi(out)).not.toContain("@@")
     expect(stripAnsi(out)).toContain("⏺ Edit /ws/notes.md\n")
+  })
+
+  it("shows an edit's result as the CLI's structuredPatch: true line numbers, context, indentation", () => {
+    // What 2.1.332 puts in tool_use_result (testdata/write_edit): an edit on line 2 of an indented file.
+    const call: ToolCall = {
+      id: "e1",
+      name: "Edit",
+      kind: "edit",
+      title: "Edit /ws/hello.py",
+      input: {},
+      status: "Completed",
+      diff: '@@ -1,1 +1,1 @@\n-print("Hello")\n+print("Hello, world")\n',
+      output: {
+        filePath: "/ws/hello.py",
+        structuredPatch: [
+          {
+            oldStart: 1,
+            oldLines: 3,
+            newStart: 1,
+            newLines: 3,
+            lines: [" def greet():", '-    print("Hello")', '+    print("Hello, world")', " "],
+          },
+        ],
+      },
+      output_text: "The file /ws/hello.py has been updated successfully.",
+    }
+    const out = play([{ type: "ToolCallFinished", session_id: S, call }])
+    expect(out).toBe(
+      [
+        "  ⎿ ✓ Completed",
+        "    @@ -1,3 +1,3 @@",
+        "     def greet():",
+        '    -    print("Hello")',
+        '    +    print("Hello, world")',
+        "     ",
+        "",
+      ].join("\n"),
+    )
+    // A stored call draws the true patch alone.
+    expect(plain().transcript([{ type: "tool_call", id: "e1", call }])).not.toContain("@@ -1,1")
   })
 
   it("shows a written file as added lines", () => {

@@ -160,6 +160,41 @@ const inputText = (input: unknown): string => {
   return JSON.stringify(input)
 }
 
+export interface PatchHunk {
+  readonly oldStart: number
+  readonly oldLines: number
+  readonly newStart: number
+  readonly newLines: number
+  readonly lines: ReadonlyArray<string>
+}
+
+/**
+ * The file's true change, when the tool's result carries the CLI's
+ * `structuredPatch` (Edit, MultiEdit, Write over a file): hunks with the
+ * file's own line numbers, context and indentation.
+ */
+export const structuredPatchOf = (output: unknown): PatchHunk[] | undefined => {
+  const patch = (output as { structuredPatch?: unknown } | null | undefined)?.structuredPatch
+  if (!Array.isArray(patch) || patch.length === 0) return undefined
+  const hunks = patch.filter(
+    (h): h is PatchHunk =>
+      typeof h === "object" &&
+      h !== null &&
+      ["oldStart", "oldLines", "newStart", "newLines"].every(
+        (k) => typeof (h as Record<string, unknown>)[k] === "number",
+      ) &&
+      Array.isArray((h as { lines?: unknown }).lines) &&
+      (h as { lines: unknown[] }).lines.every((l) => typeof l === "string"),
+  )
+  return hunks.length === patch.length ? hunks : undefined
+}
+
+/** Hunks as unified diff text. */
+export const patchText = (hunks: ReadonlyArray<PatchHunk>): string =>
+  hunks
+    .map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines].join("\n"))
+    .join("\n")
+
 /**
  * The answers in AskUserQuestion's result (`"question"="answer"` pairs, the
  * CLI's wording), or the first line when it has none of those.
@@ -349,9 +384,18 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     return [...lines.slice(0, maxDiffLines), fold(diff, "diff line", lines.length - maxDiffLines)]
   }
 
-  const callStarted = (call: ToolCall): string[] => {
+  /** Before the result: the change as the model asked for it; its line numbers are the fragment's, so left out. */
+  const fragmentDiff = (diff: string): string =>
+    diff
+      .split("\n")
+      .filter((l) => !l.startsWith("@@") && !l.startsWith("---") && !l.startsWith("+++"))
+      .join("\n")
+
+  const callStarted = (call: ToolCall, final = false): string[] => {
     const lines = [callHeader(call)]
-    if (call.diff) lines.push(...cutDiff(call.diff).map((l) => `  ${l}`))
+    // A stored call with its true patch shows only that (callFinished draws it).
+    if (final && structuredPatchOf(call.output)) return lines
+    if (call.diff) lines.push(...cutDiff(fragmentDiff(call.diff)).map((l) => `  ${l}`))
     else if (call.new_text !== undefined) lines.push(...newFileLines(call.new_text).map((l) => `  ${l}`))
     return lines
   }
@@ -371,6 +415,9 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
       const answers = answersOf(outputOf(call))
       return answers.length > 0 ? [`  ⎿ ${dim(`answered: ${answers.join("; ")}`)}`] : []
     }
+    // An edit's result: the file's true change, with its line numbers and context.
+    const patch = call.status === "Completed" ? structuredPatchOf(call.output) : undefined
+    if (patch) return [head, ...cutDiff(patchText(patch)).map((l) => `    ${l}`)]
     // The plan and the task show themselves; their raw results add nothing.
     if (call.kind === "think" || call.name === "AskUserQuestion" || call.kind === "task")
       return call.status === "Completed" ? [] : [head]
@@ -630,7 +677,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
           break
         }
         case "tool_call":
-          out += block([...callStarted(item.call), ...callFinished(item.call)], depth)
+          out += block([...callStarted(item.call, true), ...callFinished(item.call)], depth)
           break
         case "plan":
           out += block(planLines(item.entries), depth)
