@@ -21,6 +21,16 @@ const INFO: AgentInfo = {
   models: [{ value: "claude-opus-5-5", label: "Opus 5.5", aliases: ["opus"] }],
   options: [
     {
+      id: "approval_mode",
+      label: "Approvals",
+      kind: "select",
+      choices: [
+        { value: "supervised", label: "Ask" },
+        { value: "auto", label: "Auto" },
+        { value: "full", label: "Full" },
+      ],
+    },
+    {
       id: "effort",
       label: "Effort",
       kind: "select",
@@ -324,6 +334,116 @@ describe("runs the agent opens by itself", () => {
     w.input.write("next\n")
     await until(() => w.screen().includes("› next"), "the next prompt")
     expect(w.screen()).not.toContain("steering")
+    w.input.end()
+    await done
+  })
+})
+
+describe("options and ids, checked before anything is sent", () => {
+  it("refuses --effort turbo at the start as /effort turbo is refused", async () => {
+    const { host, calls } = fakeHost({})
+    const w = world(host, { sessionOptions: { effort: "turbo" } })
+    open.push(w)
+    expect(await w.chat.start()).toBe(false)
+    expect(w.screen()).toContain("✗ unknown effort turbo; one of: low, high")
+    expect(calls.some((c) => c.method === "createSession")).toBe(false)
+  })
+
+  it("does not offer full as root without IS_SANDBOX, and says why", async () => {
+    const { host, calls } = fakeHost({})
+    const w = world(host, { env: {} })
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/approval full\n")
+    const root = typeof process.getuid === "function" && process.getuid() === 0
+    if (root) {
+      await until(() => w.screen().includes("approvals full is not available"), "the refusal")
+      expect(w.screen()).toContain("IS_SANDBOX=1")
+    } else await until(() => w.screen().includes("Approvals: full"), "the switch")
+    expect(calls.some((c) => c.method === "setOption")).toBe(false)
+    w.input.end()
+    await done
+  })
+
+  it("restarts the session with the flags full needs, and resumes it when a mode fails live", async () => {
+    let n = 0
+    const { host, calls } = fakeHost({
+      prompt: (_p, emit) => {
+        const run_id = `r${++n}`
+        emit(ev({ type: "RunStarted", run_id }))
+        emit(ev({ type: "RunEnded", run_id, outcome: "Completed" }))
+        return { run_id, steered: false }
+      },
+      setOption: () => {
+        throw new Error("Cannot set permission mode: auto is not available for this model")
+      },
+      resumeSession: (p: { sessionId: string }) => ({ session_id: p.sessionId, info: {} }),
+    })
+    const w = world(host, { env: { IS_SANDBOX: "1" } })
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("hello\n/approval full\n/approval auto\n")
+    await until(() => w.screen().includes("Approvals: auto"), "both switches")
+    const resumes = calls.filter((c) => c.method === "resumeSession").map((c) => c.params)
+    // full: never tried live (the CLI refuses it without the launch flag); auto: tried, refused, restarted.
+    expect(calls.filter((c) => c.method === "setOption").map((c) => c.params)).toEqual([
+      { sessionId: SESSION, optionId: "approval_mode", value: "auto" },
+    ])
+    expect(resumes).toMatchObject([
+      { sessionId: SESSION, cwd: "/ws", options: { effort: "low", approval_mode: "full" } },
+      { sessionId: SESSION, cwd: "/ws", options: { approval_mode: "auto" } },
+    ])
+    expect(w.screen()).not.toContain("the session may have ended")
+    expect(w.screen()).toContain("the session restarted with the flags full needs")
+    w.input.end()
+    await done
+  })
+
+  it("names a session that does not exist plainly, by number or by id", async () => {
+    const { host, calls } = fakeHost({
+      listSessions: () => ({
+        sessions: [{ session_id: "aaaa-1", title: "First", modified_at: 0, size_bytes: 10 }],
+      }),
+    })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/open zzz\n/open 99\n")
+    await until(() => w.screen().includes("there is no session 99"), "both answers")
+    expect(w.screen()).toContain("no stored session zzz in /ws: /sessions lists them")
+    expect(w.screen()).toContain("there is no session 99: /sessions lists 1 (1 to 1)")
+    expect(calls.some((c) => c.method === "readSession")).toBe(false)
+    w.input.end()
+    await done
+  })
+
+  it("says a model change once", async () => {
+    const { host } = fakeHost({
+      setOption: (_p, emit) => {
+        emit(
+          ev({
+            type: "SessionInfo",
+            info: { model: "claude-opus-5-5", options: { model: "claude-opus-5-5" } },
+          }),
+        )
+      },
+    })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/model opus\n")
+    await until(() => w.screen().includes("model: claude-opus-5-5"), "the change")
+    await new Promise((r) => setTimeout(r, 30))
+    expect(
+      w
+        .screen()
+        .split("\n")
+        .filter((l) => l.includes("claude-opus-5-5")),
+    ).toEqual(["model: claude-opus-5-5"])
     w.input.end()
     await done
   })
