@@ -10,10 +10,10 @@
  * prompt (at 40 columns, no stale spinner lines) quits. The one-shot form
  * exits 0; piped lines run to the end in order; a closed stdout and a Ctrl-C
  * during start-up leave no demo folder. `UPDATE_SCREEN=1` writes the captured
- * screen to docs/screen.txt.
+ * screen to docs/screen.txt and README's excerpt of it.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -128,6 +128,50 @@ const forDocs = (text: string): string =>
     .replace(/\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}/g, "DD/MM/YYYY, HH:MM")
     .replace(/\s+$/, "\n")
 
+/** Where an excerpt of `text` starts and ends (inclusive): the README shows these sections of the walk. */
+const EXCERPT: ReadonlyArray<readonly [RegExp, RegExp]> = [
+  [/^DEMO — /, /^DEMO — /],
+  [/^› Show me around/, /^ {2}☐ Ask you a question/],
+  [/^⏺ Bash \$ mkdir/, /^ {4}made by the demo/],
+  [/^⏺ Edit /, /^ {5}greet\(\)/],
+  [/^◐ Agent: Check hello\.py/, /^◐ Agent: Check hello\.py/],
+  [/^│ ⏺ Read /, /^│ ⏺ Read /],
+  [/^☑ Agent: Check hello\.py/, /^☑ Agent: Check hello\.py/],
+  [/^\? Greeting:/, /^ {2}⎿ answered:/],
+  [/^── Completed · \d+ turns/, /^── Completed · \d+ turns/],
+  [/^› something long/, /^ {4}1$/],
+  [/more lines · \/expand/, /^› \/expand/],
+  [/^› \/demo-summary/, /^The skill demo-summary ran/],
+]
+
+/** The README's excerpt of the captured walk, between its two markers. */
+const readmeExcerpt = (text: string): string => {
+  const lines = text.replace(/\n$/, "").split("\n")
+  const out: string[] = []
+  let from = 0
+  for (const [start, end] of EXCERPT) {
+    const a = lines.findIndex((l, i) => i >= from && start.test(l))
+    if (a < 0) throw new Error(`the walk has no line matching ${start}`)
+    const b = lines.findIndex((l, i) => i >= a && end.test(l))
+    out.push(...lines.slice(a, b + 1))
+    from = b + 1
+  }
+  out.push(...lines.slice(-2))
+  return out.join("\n")
+}
+
+const updateReadme = (capture: string): void => {
+  const file = join(repoRoot, "README.md")
+  const readme = readFileSync(file, "utf8")
+  const updated = readme.replace(
+    /(<!-- screen excerpt: start -->\n```\n)[\s\S]*?(\n```\n<!-- screen excerpt: end -->)/,
+    (_m, open: string, close: string) => `${open}${readmeExcerpt(capture)}${close}`,
+  )
+  if (updated === readme && !readme.includes("<!-- screen excerpt: start -->"))
+    throw new Error("README.md has no screen excerpt markers")
+  writeFileSync(file, updated)
+}
+
 describe("npm start in a terminal (demo)", () => {
   beforeAll(() => {
     if (!hasTmux) throw new Error("tmux is needed for this test: apt-get install -y tmux")
@@ -218,7 +262,11 @@ describe("npm start in a terminal (demo)", () => {
     expect(skill).not.toContain("|---|")
     await waitForScreen(/── Completed[^\n]*\n(.*\n)*?› $/m)
 
-    if (process.env.UPDATE_SCREEN) writeFileSync(join(repoRoot, "docs", "screen.txt"), forDocs(screen()))
+    if (process.env.UPDATE_SCREEN) {
+      const capture = forDocs(screen())
+      writeFileSync(join(repoRoot, "docs", "screen.txt"), capture)
+      updateReadme(capture)
+    }
 
     // An account added from the chat (a proxy account: key and base URL) and used.
     const url = /on (http:\/\/127\.0\.0\.1:\d+)\)/.exec(start)?.[1]

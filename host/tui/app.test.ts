@@ -3,6 +3,9 @@
  * prompts, approval and question answers and commands; one-shot runs exit with
  * the code of their outcome; Ctrl-C cancels.
  */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { PassThrough, Writable } from "node:stream"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AgentEvent, AgentInfo } from "../../sdk/protocol.ts"
@@ -444,6 +447,61 @@ describe("options and ids, checked before anything is sent", () => {
         .split("\n")
         .filter((l) => l.includes("claude-opus-5-5")),
     ).toEqual(["model: claude-opus-5-5"])
+    w.input.end()
+    await done
+  })
+})
+
+describe("daily commands over the agent's own methods", () => {
+  it("/login prints the sign-in page, /logout signs out, /update says why it cannot", async () => {
+    const { host, calls } = fakeHost({
+      initialize: () => ({
+        ...INFO,
+        maintenance: { version: "2.1.332", path: "/opt/claude", can_update: false },
+      }),
+      signIn: () => ({ url: "https://claude.ai/oauth/x", message: "Open the page to sign in" }),
+      signOut: () => undefined,
+    })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/login\n/logout\n/update\n")
+    await until(() => w.screen().includes("is not updated from here"), "the three answers")
+    expect(w.screen()).toContain("Open the page to sign in\n  open https://claude.ai/oauth/x")
+    expect(w.screen()).toContain("claude signed out; /login signs in again")
+    expect(calls.map((c) => c.method)).toEqual(expect.arrayContaining(["signIn", "signOut"]))
+    expect(calls.some((c) => c.method === "update")).toBe(false)
+    w.input.end()
+    await done
+  })
+
+  it("/image attaches a file to the next prompt; /cd starts a session in another folder", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cvg-image-"))
+    writeFileSync(join(dir, "shot.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47]))
+    mkdirSync(join(dir, "other"))
+    let n = 0
+    const { host, calls } = fakeHost({
+      prompt: (_p, emit) => {
+        const run_id = `r${++n}`
+        emit(ev({ type: "RunStarted", run_id }))
+        emit(ev({ type: "RunEnded", run_id, outcome: "Completed" }))
+        return { run_id, steered: false }
+      },
+    })
+    const w = world(host, { cwd: dir })
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/image shot.png\nwhat is this?\n/cd other\n")
+    await until(() => w.screen().includes("the agent now works in"), "the folder change")
+    expect(calls.find((c) => c.method === "prompt")?.params).toMatchObject({
+      text: "what is this?",
+      images: [{ media_type: "image/png", data: "iVBORw==" }],
+    })
+    expect(calls.filter((c) => c.method === "createSession").at(-1)?.params).toMatchObject({
+      cwd: join(dir, "other"),
+    })
     w.input.end()
     await done
   })

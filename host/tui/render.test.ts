@@ -333,7 +333,7 @@ describe("plan, tasks, prompts", () => {
       },
     ])
     expect(out).toBe(
-      "? Allow Bash: rm -rf build\n  Remove the build folder\n  a allow · d deny · A always allow for this session\n",
+      "? Allow Bash: rm -rf build\n  Remove the build folder\n  a allow · d [reason] deny · A always (until this session ends)\n",
     )
   })
 

@@ -510,7 +510,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     ]
     if (e.description && e.description !== what) lines.push(`  ${dim(e.description)}`)
     lines.push(
-      `  ${paint("bold", "a")} allow · ${paint("bold", "d")} deny${e.can_always === false ? "" : ` · ${paint("bold", "A")} always allow for this session`}`,
+      `  ${paint("bold", "a")} allow · ${paint("bold", "d")} [reason] deny${e.can_always === false ? "" : ` · ${paint("bold", "A")} always (until this session ends)`}`,
     )
     return lines
   }
