@@ -280,6 +280,36 @@ describe("npm start in a terminal (demo)", () => {
     await waitForScreen(/› hello from the second account\n(.*\n)*?── Completed/)
     expectStatusLine(SESSION, "claude:second")
 
+    // Forked, rewound and resumed: the model is sent the branch the chat is on.
+    const turn = async (text: string) => {
+      const before = screen().split("── Completed").length
+      type(text)
+      const until = Date.now() + 60_000
+      while (screen().split("── Completed").length === before) {
+        if (Date.now() > until) throw new Error(`no end for "${text}":\n${screen()}`)
+        await new Promise((r) => setTimeout(r, 200))
+      }
+    }
+    const heard = () => [...screen().matchAll(/^You said: (.*)$/gm)].at(-1)?.[1]
+    await turn("alpha")
+    type("/fork")
+    await waitForScreen(/⑂ Forked \S+ \(2 prompts\) into \S+; you are in the fork/, 60_000)
+    await turn("what did I say")
+    expect(heard()).toBe("hello from the second account · alpha")
+    await turn("beta")
+    type("/rewind 2")
+    await waitForScreen("⟲ Rewound to just before “beta”", 60_000)
+    await turn("gamma")
+    await turn("what did I say")
+    expect(heard()).toBe("hello from the second account · alpha · what did I say · gamma")
+    type("/sessions")
+    const listed = await waitForScreen(/(\d+)\. .*\(this one\)/)
+    const mine = /(\d+)\. .*\(this one\)/.exec(listed.slice(listed.lastIndexOf("› /sessions")))?.[1]
+    type(`/resume ${mine}`)
+    await waitForScreen(/── resumed: type to continue\n(.*\n)*?› $/m, 60_000)
+    await turn("what did I say")
+    expect(heard()).toBe("hello from the second account · alpha · what did I say · gamma · what did I say")
+
     // Ctrl-C cancels a run mid-step: the demo answers "slow" with a 30 s Bash
     // call that runs without asking. A steer typed meanwhile is shown once.
     type("slow down please")

@@ -3,7 +3,8 @@
 // for approval, Write then Edit with a diff, a subagent, a question; then, on
 // a prompt saying "slow", a long Bash call to interrupt; on "long", a command
 // with more output than the screen shows; the `demo-summary` skill answers
-// with a markdown table). `npm start` serves it on 127.0.0.1 when no login
+// with a markdown table; "what did I say" lists the prompts the model was
+// sent, to show what a rewind or fork kept). `npm start` serves it on 127.0.0.1 when no login
 // is found (host/tui/demo-env.ts).
 
 import { join } from "node:path"
@@ -48,6 +49,22 @@ export const LONG_COMMAND = "seq 1 30"
 export const DEMO_SKILL = "demo-summary"
 export const DEMO_SKILL_MARK = "DEMO-SKILL-SUMMARY"
 export const DEMO_SKILL_BODY = `${DEMO_SKILL_MARK}: sum up what the demo made in the workspace, as a markdown table.`
+
+/** The prompts the model was sent, oldest first: user texts, without the CLI's own `<…>` notes. */
+const promptsSeen = (req: RequestView): string[] =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) =>
+      typeof m.content === "string"
+        ? [m.content]
+        : Array.isArray(m.content)
+          ? m.content.flatMap((b: { type?: string; text?: unknown }) =>
+              b?.type === "text" && typeof b.text === "string" ? [b.text] : [],
+            )
+          : [],
+    )
+    .map((t) => t.trim())
+    .filter((t) => t !== "" && !t.startsWith("<"))
 
 /** Every text of the last user turn (a skill's body arrives as its own block). */
 const lastUserTexts = (req: RequestView): string =>
@@ -195,6 +212,8 @@ export function demoScenario(workspace: string): Scenario {
         return say([text("That was 30 lines; the screen shows the first few, `/expand` shows them all.")])
       if (conversation === "main" && results.length > 0)
         return say([text(`The slow command finished: ${lastResult(req) || "(no output)"}.`)])
+      if (conversation === "main" && /\bwhat did I say\b/i.test(req.lastUserText()))
+        return say([text(`You said: ${promptsSeen(req).slice(0, -1).join(" · ")}`)])
       if (conversation === "main" && lastUserTexts(req).includes(DEMO_SKILL_MARK)) {
         return say([
           text(
