@@ -20,7 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_SKILL, LONG_COMMAND, SLOW_COMMAND } from "../testkit/demo.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
-const tsx = join(repoRoot, "node_modules", ".bin", "tsx")
+/**
+ * How `npm start` runs the front end: one Node process with tsx's loader.
+ * (The `tsx` command would put a parent in front that relays a signal and
+ * SIGKILLs the child when it does not answer within 30 ms: no clean-up.)
+ */
+const cli = `${process.execPath} --import tsx host/cli.ts`
 const socket = `cvg-tui-e2e-${process.pid}`
 const SESSION = "demo"
 /** A second front end, for Ctrl-C with no run open. */
@@ -46,7 +51,7 @@ const startDemoPane = (session: string, width = 160): void => {
     "50",
     "-c",
     repoRoot,
-    `TERM=xterm-256color XDG_DATA_HOME=${xdg} ${tsx} host/cli.ts --demo; echo "EXITED $?"; sleep 60`,
+    `TERM=xterm-256color XDG_DATA_HOME=${xdg} ${cli} --demo; echo "EXITED $?"; sleep 60`,
   )
 }
 
@@ -303,8 +308,10 @@ describe("npm start in a terminal (demo)", () => {
     await turn("what did I say")
     expect(heard()).toBe("hello from the second account · alpha · what did I say · gamma")
     type("/sessions")
-    const listed = await waitForScreen(/(\d+)\. .*\(this one\)/)
-    const mine = /(\d+)\. .*\(this one\)/.exec(listed.slice(listed.lastIndexOf("› /sessions")))?.[1]
+    // This list, not the one before: the line after the last `› /sessions`.
+    const lastList = /› \/sessions\n(?:(?!› ).*\n)*? {2}(\d+)\. .*\(this one\)(?![\s\S]*› \/sessions)/
+    const mine = lastList.exec(await waitForScreen(lastList))?.[1]
+    expect(mine).toBeDefined()
     type(`/resume ${mine}`)
     await waitForScreen(/── resumed: type to continue\n(.*\n)*?› $/m, 60_000)
     await turn("what did I say")
@@ -359,7 +366,7 @@ describe("npm start in a terminal (demo)", () => {
   }, 120_000)
 
   it('`npm start -- "<prompt>"` in demo mode runs to the end and exits 0', async () => {
-    const child = spawn(tsx, ["host/cli.ts", "--demo", "Show me around"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "host/cli.ts", "--demo", "Show me around"], {
       cwd: repoRoot,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, NO_COLOR: "1" },
@@ -379,7 +386,7 @@ describe("npm start in a terminal (demo)", () => {
   }, 180_000)
 
   it("piped lines run to the end, one after another, and the pipe's end waits for them", async () => {
-    const { code, out } = await runShell(`printf 'hello\\n/model\\n/quit\\n' | ${tsx} host/cli.ts --demo`)
+    const { code, out } = await runShell(`printf 'hello\\n/model\\n/quit\\n' | ${cli} --demo`)
     expect(code, out).toBe(0)
     // The prompt ran to its end before /model was read, and /model before /quit.
     const ran = out.indexOf("── Completed")
@@ -391,13 +398,13 @@ describe("npm start in a terminal (demo)", () => {
   }, 180_000)
 
   it("a reader that stops early, and a Ctrl-C while Claude Code is checked, leave no demo folder", async () => {
-    const head = await runShell(`${tsx} host/cli.ts --demo "hi" | head -3; exit \${PIPESTATUS[0]}`)
+    const head = await runShell(`${cli} --demo "hi" | head -3; exit \${PIPESTATUS[0]}`)
     const headRoot = demoRootOf(head.out)
     expect(headRoot, head.out).toBeDefined()
     expect(head.code).toBe(141)
     expect(existsSync(headRoot!)).toBe(false)
 
-    const child = spawn(tsx, ["host/cli.ts", "--demo"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "host/cli.ts", "--demo"], {
       cwd: repoRoot,
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, XDG_DATA_HOME: xdg, NO_COLOR: "1" },

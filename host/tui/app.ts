@@ -40,7 +40,7 @@ import { droppedImage, readImage } from "./images.ts"
 import { LineAssembler } from "./input.ts"
 import { grantLines } from "./plugins.ts"
 import { appendHistory, loadHistory } from "./prompt-history.ts"
-import { compactNumber, makeRenderer, type Renderer, resetTime, stripAnsi } from "./render.ts"
+import { compactNumber, makeRenderer, type Renderer, resetTime } from "./render.ts"
 import { Screen } from "./screen.ts"
 import { shortPath, statusText } from "./status.ts"
 
@@ -1345,16 +1345,5 @@ export class Chat {
     this.screen.close()
     this.rl?.close()
     this.unsubscribe()
-  }
-
-  /** Cancel the open run, if any (the front end is leaving). */
-  async cancelOpenRun(): Promise<void> {
-    if (this.running && this.sessionId)
-      await this.host.call(this.agentId, "cancel", { sessionId: this.sessionId }).catch(() => {})
-  }
-
-  /** The plain text of a line (tests). */
-  static plain(text: string): string {
-    return stripAnsi(text)
   }
 }
