@@ -116,6 +116,11 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
     if (signal === "SIGINT" && process.listenerCount("SIGINT") > 1) return
     void exitWith(signal === "SIGINT" ? 130 : 143)
   })
+// A hung-up terminal fails reads and writes with EIO; whatever throws, clean up before leaving.
+process.on("uncaughtException", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EIO") process.stderr.write(`✗ ${error.message.split("\n")[0]}\n`)
+  void exitWith(1)
+})
 // A reader that went away (`| head`) ends the chat: nothing more can be shown.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") void exitWith(141)
