@@ -191,6 +191,8 @@ describe("npm start in a terminal (demo)", () => {
   it("walks a day: markdown, status line, approvals, diff, plan, subagent, question, /expand, a skill, an account, a steer, Ctrl-C; /quit exits 0", async () => {
     const start = await waitForScreen(/^› $/m, 90_000)
     expect(start).toContain("DEMO — the model is scripted")
+    // Defect 13: the hint names a CLI that exists here (the pinned one, through npx).
+    expect(start).toContain("Sign in with `npx claude auth login`")
     const workspace = /workspace (\/\S+)/.exec(start)?.[1]
     expect(workspace).toBeDefined()
     expectStatusLine()
@@ -396,6 +398,16 @@ describe("npm start in a terminal (demo)", () => {
     expect(out.indexOf("/model <value> chooses")).toBeGreaterThan(listed)
     expect(out.indexOf("› /quit")).toBeGreaterThan(listed)
   }, 180_000)
+
+  it("says why --data does not go with --demo, and refuses an --effort the agent has not", async () => {
+    const data = await runShell(`${cli} --demo --data /tmp/nowhere`)
+    expect(data.code).toBe(1)
+    expect(data.out).toContain("--data is not used by the demo")
+    const effort = await runShell(`${cli} --demo --effort turbo "hi"`)
+    expect(effort.code, effort.out).toBe(1)
+    expect(effort.out).toMatch(/✗ unknown effort turbo; one of: low, medium, high/)
+    expect(effort.out).not.toContain("› hi")
+  }, 120_000)
 
   it("a reader that stops early, and a Ctrl-C while Claude Code is checked, leave no demo folder", async () => {
     const head = await runShell(`${cli} --demo "hi" | head -3; exit \${PIPESTATUS[0]}`)

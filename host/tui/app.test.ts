@@ -453,6 +453,15 @@ describe("options and ids, checked before anything is sent", () => {
 })
 
 describe("daily commands over the agent's own methods", () => {
+  it("points a signed-out account at /login, which exists", async () => {
+    const { host } = fakeHost({ initialize: () => ({ ...INFO, status: "AuthRequired" }) })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    expect(w.screen()).toContain("/login signs this account in")
+    expect(w.screen()).not.toContain("claude auth login")
+  })
+
   it("/login prints the sign-in page, /logout signs out, /update says why it cannot", async () => {
     const { host, calls } = fakeHost({
       initialize: () => ({

@@ -189,6 +189,22 @@ describe("tool calls", () => {
     expect(plain().transcript([{ type: "tool_call", id: "e1", call }])).not.toContain("@@ -1,1")
   })
 
+  it("cuts a long diff the same way, with /expand for the rest", () => {
+    const r = makeRenderer({ color: false, diffLines: 2 })
+    const call: ToolCall = {
+      id: "e2",
+      name: "Edit",
+      kind: "edit",
+      title: "Edit /ws/a",
+      input: {},
+      status: "Running",
+      diff: "-a\n+b\n-c\n+d\n",
+    }
+    expect(r.event({ type: "ToolCallStarted", session_id: S, call })).toBe(
+      "⏺ Edit /ws/a\n  -a\n  +b\n  … 2 more diff lines · /expand 1\n",
+    )
+  })
+
   it("shows a written file as added lines", () => {
     const call: ToolCall = {
       id: "w1",
