@@ -423,6 +423,25 @@ describe("options and ids, checked before anything is sent", () => {
     await done
   })
 
+  it("titles an opened session as /sessions does when the transcript has no title of its own", async () => {
+    const { host } = fakeHost({
+      listSessions: () => ({
+        sessions: [{ session_id: "aaaa-1", title: "Fix the login page", modified_at: 0, size_bytes: 10 }],
+      }),
+      readSession: () => ({ items: [{ type: "user", id: "u1", text: "Fix the login page" }] }),
+    })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/sessions\n/open 1\n")
+    await until(() => w.screen().includes("── end of session"), "the session")
+    expect(w.screen()).toContain("── Fix the login page · aaaa-1")
+    expect(w.screen()).not.toContain("Untitled")
+    w.input.end()
+    await done
+  })
+
   it("says a model change once", async () => {
     const { host } = fakeHost({
       setOption: (_p, emit) => {
