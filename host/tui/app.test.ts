@@ -4,6 +4,7 @@
  * the code of their outcome; Ctrl-C cancels.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { git, makeGitWorld } from "../git-fixture.ts"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PassThrough, Writable } from "node:stream"
@@ -532,5 +533,53 @@ describe("daily commands over the agent's own methods", () => {
     })
     w.input.end()
     await done
+  })
+})
+
+describe("/trace", () => {
+  it("reports a range of the workspace's commits with the lines an agent's records claim; usage otherwise", async () => {
+    const gitWorld = makeGitWorld()
+    try {
+      const repo = gitWorld.repo("repo")
+      const base = git(repo, "rev-parse", "HEAD")
+      gitWorld.write(repo, "a.ts", "1\n2\n3\n")
+      git(repo, "add", "-A")
+      git(repo, "commit", "-q", "-m", "agent work")
+      const sha = git(repo, "rev-parse", "HEAD")
+      const record = {
+        version: "0.1",
+        id: crypto.randomUUID(),
+        timestamp: "2026-12-01T09:00:00Z",
+        vcs: { type: "git", revision: sha },
+        tool: { name: "claude-code", version: "2.1.332" },
+        files: [
+          {
+            path: "a.ts",
+            conversations: [
+              {
+                url: "cvg://session/s1",
+                contributor: { type: "ai", model_id: "anthropic/claude-opus-5-5" },
+                ranges: [{ start_line: 1, end_line: 2 }],
+              },
+            ],
+          },
+        ],
+      }
+      git(repo, "notes", "--ref=agent-trace", "add", "-m", JSON.stringify(record), sha)
+      const { host } = fakeHost({})
+      const w = world(host, { cwd: repo })
+      open.push(w)
+      expect(await w.chat.start()).toBe(true)
+      const done = w.chat.interactive()
+      w.input.write(`/trace report --base ${base}\n`)
+      await until(() => w.screen().includes("2 of 3 added lines"), "the report")
+      expect(w.screen()).toContain("agent work")
+      w.input.write("/trace\n")
+      await until(() => /usage/i.test(w.screen()), "the usage line")
+      w.input.write("/quit\n")
+      expect(await done).toBe(0)
+    } finally {
+      gitWorld.cleanup()
+    }
   })
 })

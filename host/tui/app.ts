@@ -38,8 +38,10 @@ import { choicesFor, needsRestart, OPTION, resolveChoice, rootWithoutSandbox } f
 import { commonPrefix, complete } from "./completion.ts"
 import { droppedImage, readImage } from "./images.ts"
 import { LineAssembler } from "./input.ts"
+import { traceCommand } from "../trace-report.ts"
 import { grantLines } from "./plugins.ts"
 import { appendHistory, loadHistory } from "./prompt-history.ts"
+import { makeMarkdown } from "./markdown.ts"
 import { compactNumber, makeRenderer, type Renderer, resetTime } from "./render.ts"
 import { Screen } from "./screen.ts"
 import { shortPath, statusText } from "./status.ts"
@@ -112,6 +114,7 @@ const HELP = [
   ["/tasks", "show the task tree; /stop <n|id> stops a task"],
   ["/usage", "show the rate limits"],
   ["/plugins", "the loaded plugin, its version and every grant with its reason"],
+  ["/trace report --base <rev> [--head <rev>]", "Agent Trace: which lines of those commits the agent wrote"],
   ["/cancel", "cancel the run (or Ctrl-C)"],
   ["/quit", "leave (or Ctrl-C twice)"],
 ] as const
@@ -143,6 +146,7 @@ const COMMANDS = [
   "stop",
   "usage",
   "plugins",
+  "trace",
 ] as const
 
 const oneLine = (error: unknown): string =>
@@ -779,6 +783,8 @@ export class Chat {
         return this.usage()
       case "plugins":
         return this.plugins()
+      case "trace":
+        return this.trace(arg)
       default:
         return this.toAgent(command, line)
     }
@@ -1173,6 +1179,18 @@ export class Chat {
       void this.host.call(this.agentId, "closeSession", { sessionId: previous.session }).catch(() => {})
     this.updateStatus()
     this.say(this.paint("green", `the agent now works in ${target} (a new session)`))
+  }
+
+  /** `npm run trace -- …` inside the chat, over the workspace's repository: it reads only. */
+  private async trace(arg: string | undefined): Promise<void> {
+    const argv = (arg ?? "").split(/\s+/).filter(Boolean)
+    const outcome = await traceCommand(argv, this.cwd)
+    const text = outcome.code === 0 ? outcome.stdout : outcome.stderr
+    const markdown = makeMarkdown({
+      color: this.options.color,
+      width: () => this.options.output.columns ?? 100,
+    })
+    this.say(outcome.code === 0 ? markdown(text) : this.paint("yellow", text.trimEnd()))
   }
 
   private plugins(): void {
