@@ -154,4 +154,10 @@ describe("promptWithSkill", () => {
     expect(promptWithSkill("hello", undefined, undefined)).toEqual([{ type: "text", text: "hello" }])
     expect(promptWithSkill("", [], "/simplify")).toEqual([{ type: "text", text: "/simplify" }])
   })
+  it("an empty prompt with no skill and no image is still one text block, as on the default path", () => {
+    expect(promptWithSkill("", undefined, undefined)).toEqual([{ type: "text", text: "" }])
+    expect(promptWithSkill("", [], undefined)).toEqual([{ type: "text", text: "" }])
+    // With an image the image alone is the message.
+    expect(promptWithSkill("", [{ media_type: "image/png", data: "AAAA" }], undefined)).toHaveLength(1)
+  })
 })

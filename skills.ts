@@ -191,8 +191,9 @@ export const promptWithSkill = (
     type: "image" as const,
     source: { type: "base64" as const, media_type: image.media_type, data: image.data },
   }))
-  if (text.trim() !== "") blocks.push({ type: "text", text })
   const name = skill?.trim().replace(/^\//, "")
+  // A message with no block at all is refused by the CLI: an empty prompt is still one text block.
+  if (text.trim() !== "" || (blocks.length === 0 && !name)) blocks.push({ type: "text", text })
   if (name) blocks.push({ type: "text", text: `/${name}` })
   return blocks
 }
