@@ -21,7 +21,7 @@ import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./launch.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
-import { launchFlags, type SessionOptions } from "./options.ts"
+import { launchFlags, refusedBypassFlag, type SessionOptions } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
@@ -47,11 +47,12 @@ const argsFor = (
   options: SessionOptions,
   models: ReadonlyArray<ClaudeModel>,
   knobs: LaunchKnobs,
+  allowBypass: boolean,
 ) =>
   launchArgs({
     start,
     workspace: cwd,
-    optionFlags: launchFlags(options, models),
+    optionFlags: launchFlags(options, models, allowBypass),
     knobFlags: [
       ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
       ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
@@ -84,6 +85,8 @@ export const makeClaudeAgent = (
   // The launch in openSession reads these two by name.
   const models = () => catalog.models()
   const rememberLimits = catalog.rememberLimits
+  // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
+  let allowBypass = true
 
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
   const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
@@ -117,7 +120,7 @@ export const makeClaudeAgent = (
               const knobs = yield* readLaunchKnobsLogged
               const env = yield* childEnvFor(acct)
               return {
-                args: argsFor(start, params.cwd, open.options, models(), knobs),
+                args: argsFor(start, params.cwd, open.options, models(), knobs, allowBypass),
                 env,
                 appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
               }
@@ -162,7 +165,14 @@ export const makeClaudeAgent = (
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       sessions.set(hostId, open)
-      yield* open.live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open)))
+      yield* open.live.ensureProcess.pipe(
+        Effect.catchTag("ProcessExited", (exited) => {
+          if (!allowBypass || !refusedBypassFlag(exited.stderr)) return Effect.fail(exited)
+          allowBypass = false
+          return open.live.ensureProcess
+        }),
+        Effect.tapError(() => closeOpen(hostId, open)),
+      )
       return open
     })
 

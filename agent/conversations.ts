@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
 import { RewindImpossible, SessionNotFound } from "../errors.ts"
 import * as history from "../history.ts"
-import { parseOptions } from "../options.ts"
+import { optionsRecord, parseOptions } from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
@@ -66,6 +66,12 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       if (!point.kept.has(sentUuid)) open.sentUuids.delete(item)
   })
 
+  /** Remember the options a session opened with (none chosen: nothing to keep). */
+  const keepOptions = (hostId: string, open: OpenSession) => {
+    const record = optionsRecord(open.options)
+    return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
+  }
+
   return {
     createSession: (params) =>
       call(
@@ -81,6 +87,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
             options: parseOptions(params.options),
             start: { kind: "new", cliId },
           })
+          yield* keepOptions(hostId, open)
           return opened(hostId, open)
         })(),
       ),
@@ -110,6 +117,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
               count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
             ),
           )
+          yield* keepOptions(hostId, open)
           return opened(hostId, open)
         })(),
       ),
@@ -119,9 +127,12 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         Effect.fn("agent.forkSession")(function* () {
           const origin = yield* state.cliIdFor(params.sessionId)
           const hostId = params.newSessionId ?? crypto.randomUUID()
-          const originOpen = sessions.get(params.sessionId)
-          // A fork is the same conversation taken elsewhere: it keeps the origin's options.
-          const options = { ...(originOpen?.options ?? {}), ...parseOptions(params.options) }
+          // A fork is the same conversation taken elsewhere: it keeps the origin's options,
+          // from its open session or, for a stored chat, from its session state.
+          const originOptions =
+            sessions.get(params.sessionId)?.options ??
+            parseOptions((yield* state.loadSessionState(params.sessionId)).options)
+          const options = { ...originOptions, ...parseOptions(params.options) }
           const open = yield* openSession({
             hostId,
             cwd: params.cwd,
@@ -130,6 +141,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
             options,
             start: { kind: "fork", origin, cliId: hostId },
           })
+          yield* keepOptions(hostId, open)
           return opened(hostId, open)
         })(),
       ),
@@ -149,7 +161,8 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       call(
         Effect.fn("agent.listSessions")(function* () {
           const configDir = yield* configDirFor(acct)
-          return yield* history.listSessions(configDir, params)
+          const aliases = yield* state.listAliases()
+          return yield* history.listSessions(configDir, { ...params, aliases })
         })(),
       ),
 

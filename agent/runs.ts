@@ -5,8 +5,9 @@
  * the session is not open.
  */
 import { Effect } from "effect"
-import { applyOption, liveRequests, OPTION_IDS } from "../options.ts"
+import { applyOption, liveRequests, OPTION_IDS, optionsRecord } from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
+import * as state from "../state.ts"
 import { type AgentContext, sessionInfo } from "./context.ts"
 
 type RunMethods = Pick<
@@ -28,9 +29,12 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
       call(
         Effect.gen(function* () {
           const open = yield* lookup(sessionId)
-          open.options = applyOption(open.options, optionId, value)
-          for (const { subtype, ...fields } of liveRequests(optionId, value, open.options, catalog.models()))
+          const next = applyOption(open.options, optionId, value)
+          // Kept only once the CLI took it: a refused value must not come back at the next launch.
+          for (const { subtype, ...fields } of liveRequests(optionId, value, next, catalog.models()))
             yield* open.live.request(subtype, fields)
+          open.options = next
+          yield* state.rememberOptions(sessionId, optionsRecord(next))
           if (optionId === OPTION_IDS.effort || optionId === OPTION_IDS.model) yield* checkUltracode(open)
           yield* emit({ type: "SessionInfo", session_id: sessionId, info: sessionInfo(open) })
         }),
