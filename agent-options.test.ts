@@ -219,6 +219,40 @@ describe("ultracode", () => {
     ))
 })
 
+describe("the workspace's settings", () => {
+  it("a project's .claude/settings.json that turns workflows off makes ultracode plain xhigh, with a warning, and refuses it live", () =>
+    test(
+      ({ agent, peer, events }) =>
+        Effect.gen(function* () {
+          const { proc } = yield* withLaunch(
+            peer,
+            agent.createSession({
+              sessionId: "s1",
+              cwd: WS,
+              options: { model: "claude-opus-5-5", effort: "ultracode" },
+            }),
+            MODELS,
+          )
+          expect(proc.flag("--effort")).toBe("xhigh")
+          yield* waitFor(
+            () => ofType(events, "Notice").some((n) => n.text.includes("turn dynamic workflows off")),
+            "the warning",
+          )
+          const effort = yield* agent
+            .setOption({ sessionId: "s1", optionId: "effort", value: "high" })
+            .pipe(Effect.forkChild)
+          yield* proc.respond((yield* proc.expectControl("apply_flag_settings")).request_id)
+          yield* Fiber.join(effort)
+          const refused = yield* Effect.flip(
+            agent.setOption({ sessionId: "s1", optionId: "effort", value: "ultracode" }),
+          )
+          expect(refused.message).toContain("workflows")
+          expect(proc.received.filter((f) => f.request?.subtype === "apply_flag_settings")).toHaveLength(1)
+        }),
+      { files: { [`${WS}/.claude/settings.json`]: JSON.stringify({ enableWorkflows: false }) } },
+    ))
+})
+
 describe("fork", () => {
   it("keeps the options of a stored chat that is not open in this process", () =>
     test(({ agent, peer }) =>

@@ -13,7 +13,11 @@ import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
 import { conversationMethods } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
-import { checkUltracode, refreshSkills as refreshSkillsOf } from "./agent/session-checks.ts"
+import {
+  checkUltracode as checkUltracodeOf,
+  refreshSkills as refreshSkillsOf,
+  workflowsOnIn,
+} from "./agent/session-checks.ts"
 import { makeCatalog } from "./catalog.ts"
 import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { SessionNotFound, type SessionError, toFailure } from "./errors.ts"
@@ -21,7 +25,7 @@ import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./launch.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
-import { launchFlags, refusedBypassFlag, type SessionOptions } from "./options.ts"
+import { launchFlags, refusedBypassFlag, type SessionOptions, withinWorkflowSwitch } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
@@ -102,6 +106,8 @@ export const makeClaudeAgent = (
 
   const refreshSkills = (open: OpenSession, sessionId: string) =>
     refreshSkillsOf(acct, catalog, emit, open, sessionId)
+  const checkUltracode = (open: OpenSession) => checkUltracodeOf(acct, open)
+  const workflowsOn = (cwd: string) => workflowsOnIn(acct, cwd)
 
   const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
     Effect.gen(function* () {
@@ -119,8 +125,9 @@ export const makeClaudeAgent = (
             Effect.gen(function* () {
               const knobs = yield* readLaunchKnobsLogged
               const env = yield* childEnvFor(acct)
+              const options = withinWorkflowSwitch(open.options, yield* workflowsOn(params.cwd))
               return {
-                args: argsFor(start, params.cwd, open.options, models(), knobs, allowBypass),
+                args: argsFor(start, params.cwd, options, models(), knobs, allowBypass),
                 env,
                 appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
               }
@@ -197,6 +204,7 @@ export const makeClaudeAgent = (
     openSession,
     closeOpen,
     checkUltracode,
+    workflowsOn,
   }
 
   return {

@@ -123,6 +123,13 @@ const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
   return levels.includes(effort)
 }
 
+/**
+ * The options as a workspace whose settings turn dynamic workflows off can
+ * run them: ultracode (xhigh plus workflows) becomes plain xhigh.
+ */
+export const withinWorkflowSwitch = (opts: SessionOptions, workflowsOn: boolean): SessionOptions =>
+  workflowsOn || opts.effort !== ULTRACODE ? opts : { ...opts, effort: "xhigh" }
+
 /** The value `--model` / `set_model` gets: the versioned id when known, else as stored. */
 export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): string =>
   resolveModel(value, catalog)?.value ?? value

@@ -82,6 +82,22 @@ describe("readSkills", () => {
     expect(warning?.message).toContain("proj")
   })
 
+  it("reads the project's .claude/settings.json and settings.local.json over the user's, under the administrator's", async () => {
+    const broker = world({
+      [`${cfg}/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "off", proj: "off" } }),
+      [`${ws}/.claude/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "on", manual: "off" } }),
+      [`${ws}/.claude/settings.local.json`]: JSON.stringify({
+        skillOverrides: { proj: "user-invocable-only" },
+      }),
+      "/etc/claude-code/managed-settings.json": JSON.stringify({ skillOverrides: { clash: "off" } }),
+    })
+    const skills = byName(await run(broker, readSkills(cfg, ws)))
+    expect(skills.alpha).toBeDefined()
+    expect(skills.manual).toBeUndefined()
+    expect(skills.proj).toMatchObject({ manual_only: true })
+    expect(skills.clash).toBeUndefined()
+  })
+
   it("lets the administrator's managed settings win over the user's", async () => {
     const broker = world({
       [`${cfg}/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "on" } }),
