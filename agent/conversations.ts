@@ -53,6 +53,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       return yield* Effect.fail(
         new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
       )
+    if ("refused" in point) return yield* Effect.fail(new RewindImpossible({ reason: point.refused }))
     if (point.resumeAt !== undefined) {
       yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
       yield* state.keepSent(sessionId, point.kept, point.kept.size)
