@@ -213,6 +213,18 @@ describe("stored subagents, hand-written", () => {
     })
   })
 
+  it("skips an old CLI's inline sidechain records in the main file, even when they come last", async () => {
+    const items = await read({
+      [`${PROJECT}/${SID}.jsonl`]: jsonl([
+        user("m1", null, "main prompt"),
+        assistant("m2", "m1", { type: "text", text: "Main answer." }),
+        user("s1", null, "SIDE prompt", { isSidechain: true }),
+        assistant("s2", "s1", { type: "text", text: "Side answer." }, true),
+      ]),
+    })
+    expect(items.map((i) => i.id)).toEqual(["m1", "m2"])
+  })
+
   it("a failed agent, an unfinished one, a stopped background one; workflow folders skipped", async () => {
     const dir = `${PROJECT}/${SID}/subagents`
     const meta = (toolUseId: string, description: string, shape = "foreground") =>
