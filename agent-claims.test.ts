@@ -1,9 +1,14 @@
 /**
- * The session options across launches, against a scripted `claude`
- * (FakePeer) with the real agent: a refused live value never reaches the
- * next launch, `--allow-dangerously-skip-permissions` goes on every launch
- * the CLI allows, ultracode is asked for again after a model change, and a
- * fork of a stored chat keeps its options (product notes, "Decisions").
+ * Claims of the product notes about the agent that no other test held,
+ * against a scripted `claude` (FakePeer) with the real agent: the options
+ * across launches (a refused live value never reaches the next launch,
+ * `--allow-dangerously-skip-permissions` on every launch the CLI allows,
+ * ultracode asked for again after a model change and checked at launch, a
+ * fork of a stored chat keeping its options, the workspace's settings), and
+ * what every launch declares (plugin tools and the appended prompt on resume,
+ * rewind and fork; version 4 UUIDs; `claude` from PATH, never `CLAUDE_PATH`),
+ * a run opened by `system/init` alone, and `usageLimits` at the first
+ * `initialize`.
  */
 import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
@@ -13,6 +18,8 @@ import { type FakePeer, type FakeProcess, type Frame, makeFakePeer } from "./sdk
 import { makeMemoryBroker, type MemoryBroker, type MemoryBrokerOptions } from "./sdk/testing/memory-broker.ts"
 
 const HOME = "/home/user"
+const PROJECT = `${HOME}/.claude/projects/-work-ws`
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const WS = "/work/ws"
 const ALLOW = "--allow-dangerously-skip-permissions"
 const AUTH_OK = JSON.stringify({ loggedIn: true, authMethod: "api_key", apiProvider: "firstParty" })
@@ -295,3 +302,131 @@ const waitFor = (check: () => boolean, what: string) =>
 
 const ofType = <T extends AgentEvent["type"]>(events: AgentEvent[], type: T) =>
   events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type)
+
+const TOOL = {
+  name: "lookup",
+  description: "Look a word up",
+  inputSchema: { type: "object", properties: { word: { type: "string" } } },
+}
+
+const transcript = (...prompts: Array<[uuid: string, parent: string | null, text: string]>) =>
+  `${prompts
+    .map(([uuid, parentUuid, text]) =>
+      JSON.stringify({
+        type: "user",
+        uuid,
+        parentUuid,
+        sessionId: "s",
+        cwd: WS,
+        timestamp: "2026-01-01T00:00:00Z",
+        message: { role: "user", content: text },
+      }),
+    )
+    .join("\n")}\n`
+
+describe("every launch", () => {
+  it("declares the plugin tools and the appended prompt again on resume, rewind and fork", () =>
+    test(
+      ({ agent, peer }) =>
+        Effect.gen(function* () {
+          const declared = (init: Frame) => {
+            expect(init.request.sdkMcpServers).toEqual(["convergence"])
+            expect(init.request.appendSystemPrompt).toBe("Knob text.\n\nHost rules.")
+          }
+          const launch = (method: Effect.Effect<unknown, unknown>) =>
+            Effect.gen(function* () {
+              const fiber = yield* Effect.forkChild(method)
+              const proc = yield* peer.nextProcess
+              const init = yield* proc.expectControl("initialize")
+              yield* proc.respond(init.request_id)
+              yield* Fiber.join(fiber)
+              return { proc, init }
+            })
+          const params = { cwd: WS, tools: [TOOL], instructions: "Host rules." }
+          const resumed = yield* launch(agent.resumeSession({ sessionId: "s1", ...params }))
+          expect(resumed.proc.flag("--resume")).toBe("s1")
+          declared(resumed.init)
+          const rewound = yield* launch(agent.rollback({ sessionId: "s1", itemId: "u2" }))
+          expect(rewound.proc.flag("--resume-session-at")).toBe("a1")
+          declared(rewound.init)
+          const forked = yield* launch(agent.forkSession({ sessionId: "s1", newSessionId: "f1", ...params }))
+          expect(forked.proc.args).toContain("--fork-session")
+          declared(forked.init)
+        }),
+      {
+        env: { HOME, CLAUDE_APPEND_SYSTEM_PROMPT: "Knob text." },
+        files: { [`${PROJECT}/s1.jsonl`]: transcript(["u1", null, "one"], ["u2", "a1", "two"]) },
+      },
+    ))
+
+  it("names new sessions, aliases and forks with version 4 UUIDs", () =>
+    test(
+      ({ agent, peer, broker }) =>
+        Effect.gen(function* () {
+          const { value } = yield* withLaunch(peer, agent.createSession({ cwd: WS }))
+          expect(value.session_id).toMatch(UUID_V4)
+          const { value: fork } = yield* withLaunch(peer, agent.forkSession({ sessionId: "s1", cwd: WS }))
+          expect(fork.session_id).toMatch(UUID_V4)
+          yield* withLaunch(peer, agent.resumeSession({ sessionId: "s1", cwd: WS }))
+          const { proc } = yield* withLaunch(peer, agent.rollback({ sessionId: "s1", itemId: "u1" }))
+          expect(proc.flag("--session-id")).toMatch(UUID_V4)
+          expect((broker.storage.get("session:s1") as { cli: string }).cli).toMatch(UUID_V4)
+        }),
+      { files: { [`${PROJECT}/s1.jsonl`]: transcript(["u1", null, "one"]) } },
+    ))
+
+  it("runs `claude` from the login PATH and ignores CLAUDE_PATH", () =>
+    test(
+      ({ agent, peer }) =>
+        Effect.gen(function* () {
+          // The memory broker spawns only the `claude` command: a path would be refused.
+          const { proc } = yield* withLaunch(peer, agent.createSession({ sessionId: "s1", cwd: WS }))
+          expect(proc.args.join(" ")).not.toContain("/opt/elsewhere")
+          expect(proc.options.env?.CLAUDE_PATH).toBeUndefined()
+        }),
+      { env: { HOME, CLAUDE_PATH: "/opt/elsewhere/claude" } },
+    ))
+})
+
+describe("runs and the agent's info", () => {
+  it("system/init alone opens a run, which its result ends", () =>
+    test(({ agent, peer, events }) =>
+      Effect.gen(function* () {
+        const { proc } = yield* withLaunch(peer, agent.createSession({ sessionId: "s1", cwd: WS }))
+        yield* proc.send({ type: "system", subtype: "init", model: "claude-opus-5-5", session_id: "s1" })
+        yield* waitFor(() => ofType(events, "RunStarted").length === 1, "RunStarted")
+        yield* proc.send({
+          type: "result",
+          subtype: "success",
+          is_error: false,
+          result: "ok",
+          usage: { input_tokens: 1, output_tokens: 1 },
+        })
+        yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+        const [start] = ofType(events, "RunStarted")
+        expect(ofType(events, "RunEnded")[0]).toMatchObject({ run_id: start?.run_id, outcome: "Completed" })
+      }),
+    ))
+
+  it("AgentInfo.usageLimits is empty at the very first initialize, filled once the probe answers", () =>
+    test(({ agent, peer }) =>
+      Effect.gen(function* () {
+        const first = yield* agent.initialize()
+        expect(first.usageLimits).toBeUndefined()
+        const probe = yield* boot(peer)
+        const usage = yield* probe.expectControl("get_usage")
+        yield* probe.respond(usage.request_id, {
+          rate_limits_available: true,
+          rate_limits: { five_hour: { utilization: 40, resets_at: "2026-01-01T05:00:00Z" } },
+        })
+        yield* waitFor(() => peer.processes.length === 1 && probe.received.length > 0, "the probe")
+        const until = Date.now() + 2_000
+        let later = yield* agent.initialize()
+        while (later.usageLimits === undefined && Date.now() < until) {
+          yield* Effect.sleep(5)
+          later = yield* agent.initialize()
+        }
+        expect(later.usageLimits?.windows?.length ?? 0).toBeGreaterThan(0)
+      }),
+    ))
+})
