@@ -138,7 +138,7 @@ describe("--allow-dangerously-skip-permissions", () => {
     ))
 
   it("is dropped, once and for the agent, when the CLI refuses it (root without IS_SANDBOX)", () =>
-    test(({ agent, peer }) =>
+    test(({ agent, peer, events }) =>
       Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(agent.createSession({ sessionId: "s1", cwd: WS }))
         const refusing = yield* peer.nextProcess
@@ -152,6 +152,7 @@ describe("--allow-dangerously-skip-permissions", () => {
         expect(opened.session_id).toBe("s1")
         expect(proc.args).not.toContain(ALLOW)
         expect(proc.flag("--session-id")).toBe("s1")
+        expect(ofType(events, "Notice").some((n) => n.text.includes("IS_SANDBOX=1"))).toBe(true)
         // Later launches of any session leave it out too.
         const { proc: other } = yield* withLaunch(peer, agent.createSession({ sessionId: "s2", cwd: WS }))
         expect(other.args).not.toContain(ALLOW)

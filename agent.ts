@@ -66,6 +66,26 @@ const argsFor = (
     extraArgs: knobs.extraArgs,
   })
 
+/**
+ * Start a session's process. A CLI that refuses the allow flag (root without
+ * IS_SANDBOX) is started again without it, and so is every later launch.
+ */
+const startProcess = (open: OpenSession, bypass: { allowed: boolean }) =>
+  open.live.ensureProcess.pipe(
+    Effect.catchTag("ProcessExited", (exited) => {
+      if (!bypass.allowed || !refusedBypassFlag(exited.stderr)) return Effect.fail(exited)
+      bypass.allowed = false
+      return open.live.ensureProcess.pipe(
+        Effect.andThen(
+          open.live.emitNotice(
+            "info",
+            "Full access is unavailable here: Claude Code refuses it as root unless IS_SANDBOX=1 is set; sessions start without it",
+          ),
+        ),
+      )
+    }),
+  )
+
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
@@ -90,7 +110,7 @@ export const makeClaudeAgent = (
   const models = () => catalog.models()
   const rememberLimits = catalog.rememberLimits
   // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
-  let allowBypass = true
+  const bypass = { allowed: true }
 
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
   const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
@@ -127,7 +147,7 @@ export const makeClaudeAgent = (
               const env = yield* childEnvFor(acct)
               const options = withinWorkflowSwitch(open.options, yield* workflowsOn(params.cwd))
               return {
-                args: argsFor(start, params.cwd, options, models(), knobs, allowBypass),
+                args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed),
                 env,
                 appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
               }
@@ -172,14 +192,7 @@ export const makeClaudeAgent = (
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       sessions.set(hostId, open)
-      yield* open.live.ensureProcess.pipe(
-        Effect.catchTag("ProcessExited", (exited) => {
-          if (!allowBypass || !refusedBypassFlag(exited.stderr)) return Effect.fail(exited)
-          allowBypass = false
-          return open.live.ensureProcess
-        }),
-        Effect.tapError(() => closeOpen(hostId, open)),
-      )
+      yield* startProcess(open, bypass).pipe(Effect.tapError(() => closeOpen(hostId, open)))
       return open
     })
 

@@ -25,6 +25,12 @@ type ConversationMethods = Pick<
   | "rollback"
 >
 
+/** Remember the options a session opened with, for a later fork (none chosen: nothing to keep). */
+const keepOptions = (hostId: string, open: OpenSession) => {
+  const record = optionsRecord(open.options)
+  return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
+}
+
 export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const { acct, call, closeOpen, lookup, openSession, sessions } = ctx
 
@@ -66,12 +72,6 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
     for (const [item, sentUuid] of [...open.sentUuids])
       if (!point.kept.has(sentUuid)) open.sentUuids.delete(item)
   })
-
-  /** Remember the options a session opened with (none chosen: nothing to keep). */
-  const keepOptions = (hostId: string, open: OpenSession) => {
-    const record = optionsRecord(open.options)
-    return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
-  }
 
   return {
     createSession: (params) =>
