@@ -460,6 +460,27 @@ describe("rollback and fork", () => {
     )
   })
 
+  it("lists an alias from before the alias index (older or imported state) under its host id", () => {
+    const HOST = "aaaaaaaa-0000-4000-8000-000000000003"
+    const ALIAS = "cccccccc-0000-4000-8000-000000000004"
+    const prompt = (uuid: string, text: string) =>
+      `${transcriptLine({ type: "user", uuid, parentUuid: null, message: { role: "user", content: text } })}\n`
+    return test(
+      ({ agent }) =>
+        Effect.gen(function* () {
+          const page = yield* agent.listSessions({ cwd: WS })
+          expect(page.sessions.map((x) => [x.session_id, x.title])).toEqual([[HOST, "the live one"]])
+        }),
+      {
+        storage: { [`session:${HOST}`]: { cli: ALIAS, sent: {} } },
+        files: {
+          [`${PROJECT}/${HOST}.jsonl`]: prompt("u1", "the old start"),
+          [`${PROJECT}/${ALIAS}.jsonl`]: prompt("v1", "the live one"),
+        },
+      },
+    )
+  })
+
   it("rewinds by a stored user item's id (readSession), after a resume, and by an older index value", () => {
     const records = [
       transcriptLine({

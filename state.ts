@@ -85,13 +85,28 @@ export interface ListAliases {
   readonly hidden: ReadonlySet<string>
 }
 
-const loadAliasIndex = (): Effect.Effect<Record<string, string[]>, never, Storage> =>
+/**
+ * The index; when there is none yet, built once from every stored session
+ * state (aliases from before the index, and the Rust plugin's imported ones).
+ */
+const loadAliasIndex = (): Effect.Effect<Record<string, string[]>, never, Storage | Log> =>
   Effect.gen(function* () {
-    const parsed = AliasIndex.safeParse(yield* (yield* Storage).get(ALIASES_KEY))
-    return parsed.success ? parsed.data : {}
+    const storage = yield* Storage
+    const stored = yield* storage.get(ALIASES_KEY)
+    const parsed = AliasIndex.safeParse(stored)
+    if (parsed.success) return parsed.data
+    const index: Record<string, string[]> = {}
+    for (const key of yield* storage.keys) {
+      if (!key.startsWith("session:")) continue
+      const hostId = key.slice("session:".length)
+      const { cli } = yield* loadSessionState(hostId)
+      if (cli !== undefined && cli !== hostId) index[hostId] = [cli]
+    }
+    yield* storage.set(ALIASES_KEY, index)
+    return index
   })
 
-export const listAliases = (): Effect.Effect<ListAliases, never, Storage> =>
+export const listAliases = (): Effect.Effect<ListAliases, never, Storage | Log> =>
   Effect.map(loadAliasIndex(), (index) => {
     const rename = new Map<string, string>()
     const hidden = new Set<string>()
@@ -109,9 +124,9 @@ export const listAliases = (): Effect.Effect<ListAliases, never, Storage> =>
 /** File the conversation under a new CLI id (a rewind to nothing); the old prompt map no longer applies. */
 export const setCliAlias = (hostId: string, cliId: string): Effect.Effect<void, never, Storage | Log> =>
   Effect.gen(function* () {
+    const index = yield* loadAliasIndex()
     const state = yield* loadSessionState(hostId)
     yield* saveSessionState(hostId, { ...state, cli: cliId, sent: {} })
-    const index = yield* loadAliasIndex()
     const earlier = index[hostId] ?? (state.cli !== undefined ? [state.cli] : [])
     yield* (yield* Storage).set(ALIASES_KEY, { ...index, [hostId]: [...earlier, cliId] })
   })
