@@ -13,7 +13,11 @@ import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
 import { conversationMethods } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
-import { checkUltracode, refreshSkills as refreshSkillsOf } from "./agent/session-checks.ts"
+import {
+  checkUltracode as checkUltracodeOf,
+  refreshSkills as refreshSkillsOf,
+  workflowsOnIn,
+} from "./agent/session-checks.ts"
 import { makeCatalog } from "./catalog.ts"
 import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { SessionNotFound, type SessionError, toFailure } from "./errors.ts"
@@ -21,7 +25,7 @@ import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./launch.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
-import { launchFlags, type SessionOptions } from "./options.ts"
+import { launchFlags, refusedBypassFlag, type SessionOptions, withinWorkflowSwitch } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
@@ -48,11 +52,12 @@ const argsFor = (
   options: SessionOptions,
   models: ReadonlyArray<ClaudeModel>,
   knobs: LaunchKnobs,
+  allowBypass: boolean,
 ) =>
   launchArgs({
     start,
     workspace: cwd,
-    optionFlags: launchFlags(options, models),
+    optionFlags: launchFlags(options, models, allowBypass),
     knobFlags: [
       ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
       ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
@@ -85,6 +90,50 @@ const tracedEmit = (
   )
 }
 
+/**
+ * Start a session's process. A CLI that refuses the allow flag (root without
+ * IS_SANDBOX) is started again without it, and so is every later launch.
+ */
+const startProcess = (open: OpenSession, bypass: { allowed: boolean }) =>
+  open.live.ensureProcess.pipe(
+    Effect.catchTag("ProcessExited", (exited) => {
+      if (!bypass.allowed || !refusedBypassFlag(exited.stderr)) return Effect.fail(exited)
+      bypass.allowed = false
+      return open.live.ensureProcess.pipe(
+        Effect.andThen(
+          open.live.emitNotice(
+            "info",
+            "Full access is unavailable here: Claude Code refuses it as root unless IS_SANDBOX=1 is set; sessions start without it",
+          ),
+        ),
+      )
+    }),
+  )
+
+/**
+ * How one session's process is launched, read afresh at every launch: its
+ * command line (the options as they stand, inside the workspace's workflow
+ * switch), the account's environment, the appended prompt.
+ */
+const launchFor =
+  (
+    acct: Account,
+    params: OpenParams,
+    models: () => ReadonlyArray<ClaudeModel>,
+    bypass: { allowed: boolean },
+  ) =>
+  (start: StartMode, open: OpenSession) =>
+    Effect.gen(function* () {
+      const knobs = yield* readLaunchKnobsLogged
+      const env = yield* childEnvFor(acct)
+      const options = withinWorkflowSwitch(open.options, yield* workflowsOnIn(acct, params.cwd))
+      return {
+        args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed),
+        env,
+        appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
+      }
+    })
+
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
@@ -108,6 +157,8 @@ export const makeClaudeAgent = (
   // The launch in openSession reads these two by name.
   const models = () => catalog.models()
   const rememberLimits = catalog.rememberLimits
+  // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
+  const bypass = { allowed: true }
 
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
   const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
@@ -123,6 +174,7 @@ export const makeClaudeAgent = (
 
   const refreshSkills = (open: OpenSession, sessionId: string) =>
     refreshSkillsOf(acct, catalog, emit, open, sessionId)
+  const checkUltracode = (open: OpenSession) => checkUltracodeOf(acct, open)
 
   const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
     Effect.gen(function* () {
@@ -143,16 +195,7 @@ export const makeClaudeAgent = (
           tools: params.tools ?? [],
           instructions: params.instructions,
           start: params.start,
-          prepareLaunch: (start, open) =>
-            Effect.gen(function* () {
-              const knobs = yield* readLaunchKnobsLogged
-              const env = yield* childEnvFor(acct)
-              return {
-                args: argsFor(start, params.cwd, open.options, models(), knobs),
-                env,
-                appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
-              }
-            }),
+          prepareLaunch: launchFor(acct, params, models, bypass),
           makeMapper: () =>
             makeMapper({
               sessionId: hostId,
@@ -196,7 +239,7 @@ export const makeClaudeAgent = (
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       sessions.set(hostId, open)
-      yield* open.live.ensureProcess.pipe(Effect.tapError(() => closeOpen(hostId, open)))
+      yield* startProcess(open, bypass).pipe(Effect.tapError(() => closeOpen(hostId, open)))
       return open
     })
 
@@ -221,6 +264,7 @@ export const makeClaudeAgent = (
     openSession,
     closeOpen,
     checkUltracode,
+    workflowsOn: (cwd: string) => workflowsOnIn(acct, cwd),
   }
 
   return {

@@ -31,6 +31,11 @@ describe("rewindIn", () => {
     expect(rewindIn(prompts, "u1")).toEqual({ kept: new Set() })
     expect(rewindIn(prompts, 0)).toEqual({ kept: new Set() })
   })
+  it("a later prompt with no parent is refused, not rewound to nothing", () => {
+    const orphan = stored([user("u1", null, "one"), user("u2", null, "two")])
+    expect(rewindIn(orphan, "u2")).toEqual({ refused: "the message u2 has no parent to resume at" })
+    expect(rewindIn(orphan, "u1")).toEqual({ kept: new Set() })
+  })
   it("anything else is no rewind point", () => {
     expect(rewindIn(prompts, "a1")).toBeUndefined()
     expect(rewindIn(prompts, 3)).toBeUndefined()
@@ -56,8 +61,10 @@ describe("rewindTarget over a recording", () => {
   it("reads the prompts once for every lookup", async () => {
     const read = await onDisk(readPrompts(config, "/home/dev/ws", id).pipe(Effect.provide(NodeFsLayer)))
     expect(read.found).toBe(true)
-    expect(read.prompts.map((p) => rewindIn(read, p.uuid as string)?.kept.size)).toEqual(
-      read.prompts.map((_, i) => i),
-    )
+    const keptOf = (uuid: string) => {
+      const point = rewindIn(read, uuid)
+      return point !== undefined && "kept" in point ? point.kept.size : undefined
+    }
+    expect(read.prompts.map((p) => keptOf(p.uuid as string))).toEqual(read.prompts.map((_, i) => i))
   })
 })

@@ -118,7 +118,10 @@ export interface RewindPoint {
  * message it names. Undefined when `ref` is not one of the conversation's
  * prompts (an assistant record, a prompt of a rewound branch).
  */
-export const rewindIn = (stored: StoredPrompts, ref: string | number): RewindPoint | undefined => {
+export const rewindIn = (
+  stored: StoredPrompts,
+  ref: string | number,
+): RewindPoint | RewindRefused | undefined => {
   const prompts = stored.prompts
   const at =
     typeof ref === "number" ? (ref < prompts.length ? ref : -1) : prompts.findIndex((r) => r.uuid === ref)
@@ -127,7 +130,14 @@ export const rewindIn = (stored: StoredPrompts, ref: string | number): RewindPoi
   const kept = new Set(prompts.slice(0, at).map((r) => r.uuid as string))
   // Its parent may be an attachment: --resume-session-at accepts that too
   // (verified on 2.1.332: the resumed request held exactly the earlier turns).
-  return typeof target.parentUuid === "string" ? { resumeAt: target.parentUuid, kept } : { kept }
+  if (typeof target.parentUuid === "string") return { resumeAt: target.parentUuid, kept }
+  // Only the first prompt rewinds to nothing; a later one with no parent would drop the turns before it.
+  return at === 0 ? { kept } : { refused: `the message ${target.uuid} has no parent to resume at` }
+}
+
+/** A prompt of the conversation that cannot be rewound to (no parent, and not the first). */
+export interface RewindRefused {
+  readonly refused: string
 }
 
 /** The last message of the conversation as the chain rule reads it (the branch a chat is on). */
@@ -182,5 +192,6 @@ export const rewindTarget = (
     if (!stored.found) return { error: `no stored conversation ${cliSessionId}` }
     const point = rewindIn(stored, userRecordUuid)
     if (point === undefined) return { error: `no prompt ${userRecordUuid} in conversation ${cliSessionId}` }
+    if ("refused" in point) return { error: point.refused }
     return point.resumeAt === undefined ? { toNothing: true } : { resumeAt: point.resumeAt }
   })

@@ -11,6 +11,7 @@ import {
   optionsRecord,
   parseOptions,
   promptKeywords,
+  refusedBypassFlag,
   traceEnabled,
   traceKnobs,
 } from "./options.ts"
@@ -58,6 +59,7 @@ describe("launchFlags", () => {
     expect(launchFlags({}, catalog)).toEqual([
       "--permission-mode",
       "default",
+      "--allow-dangerously-skip-permissions",
       "--thinking-display",
       "summarized",
     ])
@@ -66,11 +68,23 @@ describe("launchFlags", () => {
     ["supervised", ["--permission-mode", "default"]],
     ["accept_edits", ["--permission-mode", "acceptEdits"]],
     ["auto", ["--permission-mode", "auto"]],
-    ["full", ["--permission-mode", "bypassPermissions", "--allow-dangerously-skip-permissions"]],
-  ] as const)("maps approval %s", (approval, expected) => {
-    const flags = launchFlags({ approval }, catalog)
-    expect(flags.slice(0, expected.length)).toEqual(expected)
-    expect(flags.includes("--allow-dangerously-skip-permissions")).toBe(approval === "full")
+    ["full", ["--permission-mode", "bypassPermissions"]],
+  ] as const)(
+    "maps approval %s, allowing a live switch to full whenever the CLI allows it",
+    (approval, expected) => {
+      const flags = launchFlags({ approval }, catalog)
+      expect(flags.slice(0, expected.length)).toEqual(expected)
+      expect(flags.includes("--allow-dangerously-skip-permissions")).toBe(true)
+      expect(launchFlags({ approval }, catalog, false)).not.toContain("--allow-dangerously-skip-permissions")
+    },
+  )
+  it("reads the CLI's refusal of the allow flag (root without IS_SANDBOX) from its stderr", () => {
+    expect(
+      refusedBypassFlag(
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons",
+      ),
+    ).toBe(true)
+    expect(refusedBypassFlag("Error: No message found with message.uuid of: x")).toBe(false)
   })
   it("passes the versioned model for a stored alias, effort, thinking off and fast mode", () => {
     expect(launchFlags({ model: "opus", effort: "max", thinking: false, fastMode: true }, catalog)).toEqual([
@@ -80,6 +94,7 @@ describe("launchFlags", () => {
       "max",
       "--permission-mode",
       "default",
+      "--allow-dangerously-skip-permissions",
       "--thinking",
       "disabled",
       "--settings",
@@ -98,6 +113,7 @@ describe("launchFlags", () => {
       "claude-haiku-4-5",
       "--permission-mode",
       "default",
+      "--allow-dangerously-skip-permissions",
       "--thinking-display",
       "summarized",
     ])
@@ -118,6 +134,13 @@ describe("liveRequests", () => {
       { subtype: "set_model", model: "claude-opus-5-5" },
     ])
     expect(liveRequests("model", "default", {}, catalog)).toEqual([{ subtype: "set_model" }])
+  })
+  it("model with ultracode chosen → set_model, then ultracode asked for again on the new model", () => {
+    expect(liveRequests("model", "opus", { effort: "ultracode" }, catalog)).toEqual([
+      { subtype: "set_model", model: "claude-opus-5-5" },
+      { subtype: "apply_flag_settings", settings: { effortLevel: "xhigh", ultracode: true } },
+    ])
+    expect(liveRequests("model", "opus", { effort: "high" }, catalog)).toHaveLength(1)
   })
   it("approval → set_permission_mode", () => {
     expect(liveRequests("approval_mode", "accept_edits", {})).toEqual([

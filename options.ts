@@ -111,6 +111,17 @@ export const applyOption = (opts: SessionOptions, optionId: string, value: unkno
 // ---------------------------------------------------------------------------
 // Launch
 
+/** Lets a running session switch to `bypassPermissions` (without it the CLI answers `bypass_not_launched`). */
+export const ALLOW_BYPASS_FLAG = "--allow-dangerously-skip-permissions"
+
+/**
+ * Did the CLI refuse to start because of that flag? 2.1.332 as root without
+ * `IS_SANDBOX=1` exits 1 with "--dangerously-skip-permissions cannot be used
+ * with root/sudo privileges for security reasons". The plugin cannot see its
+ * user id, so it learns this from the first launch.
+ */
+export const refusedBypassFlag = (stderr: string): boolean => stderr.includes("root/sudo")
+
 /** Does `effort` apply to this model? Unknown models take any known level. */
 const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
   const levels = model?.efforts
@@ -119,23 +130,37 @@ const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
   return levels.includes(effort)
 }
 
+/**
+ * The options as a workspace whose settings turn dynamic workflows off can
+ * run them: ultracode (xhigh plus workflows) becomes plain xhigh.
+ */
+export const withinWorkflowSwitch = (opts: SessionOptions, workflowsOn: boolean): SessionOptions =>
+  workflowsOn || opts.effort !== ULTRACODE ? opts : { ...opts, effort: "xhigh" }
+
 /** The value `--model` / `set_model` gets: the versioned id when known, else as stored. */
 export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): string =>
   resolveModel(value, catalog)?.value ?? value
 
 /**
  * The option flags of a launch. Approval always goes out (unset → `default`,
- * the strictest). Thinking on shows summarized reasoning; off asks the CLI
- * to disable it (models that cannot turn it off keep thinking).
+ * the strictest). `--allow-dangerously-skip-permissions` goes on every launch
+ * the CLI allows it (`allowBypass`: not as root without `IS_SANDBOX`), so
+ * Full access can be chosen live on a session launched in another mode.
+ * Thinking on shows summarized reasoning; off asks the CLI to disable it
+ * (models that cannot turn it off keep thinking).
  */
-export const launchFlags = (opts: SessionOptions, catalog: ReadonlyArray<ModelEntry>): string[] => {
+export const launchFlags = (
+  opts: SessionOptions,
+  catalog: ReadonlyArray<ModelEntry>,
+  allowBypass = true,
+): string[] => {
   const flags: string[] = []
   const model = opts.model ? resolveModel(opts.model, catalog) : defaultModel(catalog)
   if (opts.model) flags.push("--model", model?.value ?? opts.model)
   // `--effort ultracode` is accepted by the CLI, which sends xhigh and turns ultracode on.
   if (opts.effort && effortFits(opts.effort, model)) flags.push("--effort", opts.effort)
   flags.push("--permission-mode", permissionModeFor(opts.approval))
-  if (opts.approval === "full") flags.push("--allow-dangerously-skip-permissions")
+  if (allowBypass) flags.push(ALLOW_BYPASS_FLAG)
   if (opts.thinking === false) flags.push("--thinking", "disabled")
   else flags.push("--thinking-display", "summarized")
   if (opts.fastMode === true && (model === undefined || model.supportsFastMode === true))
@@ -174,11 +199,14 @@ export const liveRequests = (
     case OPTION_IDS.model: {
       const model = trimmed(value)
       // No model: back to the CLI's default.
-      return [
+      const setModel: ControlRequest =
         model && model !== "default"
           ? { subtype: "set_model", model: modelValue(model, catalog) }
-          : { subtype: "set_model" },
-      ]
+          : { subtype: "set_model" }
+      // A launch on a model without xhigh left ultracode off: ask again on the new model.
+      return opts.effort === ULTRACODE
+        ? [setModel, { subtype: "apply_flag_settings", settings: effortSettings(ULTRACODE) }]
+        : [setModel]
     }
     case OPTION_IDS.approval:
       return [

@@ -203,6 +203,15 @@ export interface ListParams {
   readonly cwd?: string
   readonly cursor?: string
   readonly limit?: number
+  /**
+   * Conversations the CLI files under another id than the host's (after a
+   * rewind to nothing): `rename` lists a CLI id's file under its host id,
+   * `hidden` are the transcripts such a rewind left behind.
+   */
+  readonly aliases?: {
+    readonly rename: ReadonlyMap<string, string>
+    readonly hidden: ReadonlySet<string>
+  }
 }
 
 /**
@@ -232,9 +241,11 @@ export const listSessions: (
     const entries = (yield* fs.list(root)) ?? []
     dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
   }
-  const candidates = (yield* Effect.forEach(dirs, (dir) => candidatesIn(fs, dir), {
+  const hidden = params.aliases?.hidden
+  const listed = (yield* Effect.forEach(dirs, (dir) => candidatesIn(fs, dir), {
     concurrency: 4,
   })).flat()
+  const candidates = hidden && hidden.size > 0 ? listed.filter((c) => !hidden.has(c.id)) : listed
   const cacheKey = listCacheKey(configDir)
   const cache = loadCache(yield* storage.get(cacheKey))
   const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
@@ -323,7 +334,7 @@ export const listSessions: (
       },
     )
     yield* finishLater
-    for (const k of batch) if (k.summary) sessions.push(k.summary)
+    for (const k of batch) if (k.summary) sessions.push(underHostId(k.summary, params.aliases?.rename))
   }
 
   // Written after the answer, in the background: the list never waits for storage.
@@ -340,6 +351,12 @@ export const listSessions: (
   const last = ordered[next - 1]
   return next < ordered.length && last !== undefined ? { sessions, cursor: cursorOf(last) } : { sessions }
 })
+
+/** A summary under the host's id when its file is a host session's alias. */
+const underHostId = (summary: SessionSummary, rename: ReadonlyMap<string, string> | undefined) => {
+  const hostId = rename?.get(summary.session_id)
+  return hostId === undefined ? summary : { ...summary, session_id: hostId }
+}
 
 /**
  * The cache after a list of the folder `scope` (a project folder, or the

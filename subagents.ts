@@ -5,7 +5,8 @@
  * `parentAgentId` from depth 2, `requestShape`, `model`, `stoppedByUser`). It is read by the
  * chain rule, its opening prompt removed, mapped like the main chain, and
  * placed as a task right after the call that spawned it, inside its parent
- * agent's items when it has one. Workflow folders are left to workflow.ts.
+ * agent's items when it has one (`parentAgentId`, else the agent whose file
+ * holds the spawning call). Workflow folders are left to workflow.ts.
  */
 import { Effect } from "effect"
 import { readJson } from "./files.ts"
@@ -297,9 +298,39 @@ const settleCall = (items: TranscriptItem[], toolUseId: string): void => {
     items[at] = { ...item, call: { ...item.call, status: "Completed" } }
 }
 
+/** The ids of the tool calls a transcript's records made. */
+const callIdsIn = (records: ReadonlyArray<StoredRecord>): Set<string> => {
+  const ids = new Set<string>()
+  for (const record of records) {
+    const content = (record.message as { content?: unknown } | undefined)?.content
+    if (!Array.isArray(content)) continue
+    for (const block of content)
+      if (block?.type === "tool_use" && typeof block.id === "string") ids.add(block.id)
+  }
+  return ids
+}
+
+/**
+ * Which agent spawned each agent: its meta's `parentAgentId` when that agent
+ * is stored, else the agent whose transcript file holds the spawning call
+ * (older metas, and depth 2 without the field); undefined: the main chat.
+ */
+const parentsOf = (agents: ReadonlyArray<StoredAgent>) => {
+  const known = new Set(agents.map((a) => a.agentId))
+  const callOwner = new Map<string, string>()
+  for (const agent of agents) for (const id of callIdsIn(agent.records)) callOwner.set(id, agent.agentId)
+  return (agent: StoredAgent): string | undefined => {
+    const declared = agent.meta.parentAgentId
+    if (declared !== undefined && known.has(declared)) return declared
+    const owner = agent.meta.toolUseId === undefined ? undefined : callOwner.get(agent.meta.toolUseId)
+    return owner === agent.agentId ? undefined : owner
+  }
+}
+
 /**
  * Place stored agents into a conversation's items: each as a task right
- * after its spawning call, nested by `parentAgentId`. `records` is the chain
+ * after its spawning call, nested by `parentAgentId`, else by the file the
+ * call was found in. `records` is the chain
  * the items came from (for the notifications of background agents).
  */
 export const placeAgents = (
@@ -308,12 +339,9 @@ export const placeAgents = (
   agents: ReadonlyArray<StoredAgent>,
 ): TranscriptItem[] => {
   const byParent = new Map<string | undefined, StoredAgent[]>()
-  const known = new Set(agents.map((a) => a.agentId))
+  const parentOf = parentsOf(agents)
   for (const agent of agents) {
-    const parent =
-      agent.meta.parentAgentId !== undefined && known.has(agent.meta.parentAgentId)
-        ? agent.meta.parentAgentId
-        : undefined
+    const parent = parentOf(agent)
     byParent.set(parent, [...(byParent.get(parent) ?? []), agent])
   }
 

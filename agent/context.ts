@@ -74,6 +74,8 @@ export interface AgentContext {
   readonly closeOpen: (hostId: string, open: OpenSession) => Effect.Effect<void>
   /** Warn when ultracode was asked for and the model cannot apply it. */
   readonly checkUltracode: (open: OpenSession) => Effect.Effect<void, never, Broker>
+  /** Dynamic workflows (and so ultracode) on in this workspace's merged settings. */
+  readonly workflowsOn: (cwd: string) => Effect.Effect<boolean, never, Broker>
 }
 
 export const sessionInfo = (open: { cwd: string; options: SessionOptions }): SessionInfoPayload => ({

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
 import { RewindImpossible, SessionNotFound } from "../errors.ts"
 import * as history from "../history.ts"
-import { parseOptions } from "../options.ts"
+import { optionsRecord, parseOptions } from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
@@ -24,6 +24,27 @@ type ConversationMethods = Pick<
   | "closeSession"
   | "rollback"
 >
+
+/** Remember the options a session opened with, for a later fork (none chosen: nothing to keep). */
+const keepOptions = (hostId: string, open: OpenSession) => {
+  const record = optionsRecord(open.options)
+  return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
+}
+
+/**
+ * The CLI resumes from the leaf its last `last-prompt` record names (or
+ * below it), and a process writes that record only at its next prompt or
+ * its exit: after a rewind, the pre-rewind process's exit named the
+ * abandoned branch. A rewound, idle origin process is restarted on its
+ * conversation first, which writes the current leaf.
+ */
+const settleLeaf = (acct: AgentContext["acct"], open: OpenSession, cliId: string, cwd: string) =>
+  Effect.gen(function* () {
+    if (!open.rewound || !open.live.isRunning() || open.live.runId() !== undefined) return
+    const leaf = yield* history.readLeaf(yield* configDirFor(acct), cwd, cliId)
+    if (leaf !== undefined) yield* open.live.restart({ kind: "resume", cliId })
+    open.rewound = false
+  })
 
 export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const { acct, call, closeOpen, lookup, openSession, sessions } = ctx
@@ -53,6 +74,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       return yield* Effect.fail(
         new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
       )
+    if ("refused" in point) return yield* Effect.fail(new RewindImpossible({ reason: point.refused }))
     if (point.resumeAt !== undefined) {
       yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
       open.rewound = true
@@ -82,6 +104,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
             options: parseOptions(params.options),
             start: { kind: "new", cliId },
           })
+          yield* keepOptions(hostId, open)
           return opened(hostId, open)
         })(),
       ),
@@ -111,6 +134,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
               count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
             ),
           )
+          yield* keepOptions(hostId, open)
           return opened(hostId, open)
         })(),
       ),
@@ -121,18 +145,12 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
           const origin = yield* state.cliIdFor(params.sessionId)
           const hostId = params.newSessionId ?? crypto.randomUUID()
           const originOpen = sessions.get(params.sessionId)
-          // The CLI resumes from the leaf its last `last-prompt` record names (or
-          // below it), and a process writes that record only at its next prompt or
-          // its exit: after a rewind, the pre-rewind process's exit named the
-          // abandoned branch. A rewound, idle origin process is restarted on its
-          // conversation first, which writes the current leaf.
-          if (originOpen?.rewound && originOpen.live.isRunning() && originOpen.live.runId() === undefined) {
-            const leaf = yield* history.readLeaf(yield* configDirFor(acct), params.cwd, origin)
-            if (leaf !== undefined) yield* originOpen.live.restart({ kind: "resume", cliId: origin })
-            originOpen.rewound = false
-          }
-          // A fork is the same conversation taken elsewhere: it keeps the origin's options.
-          const options = { ...(originOpen?.options ?? {}), ...parseOptions(params.options) }
+          if (originOpen) yield* settleLeaf(acct, originOpen, origin, params.cwd)
+          // A fork is the same conversation taken elsewhere: it keeps the origin's options,
+          // from its open session or, for a stored chat, from its session state.
+          const originOptions =
+            originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
+          const options = { ...originOptions, ...parseOptions(params.options) }
           const open = yield* openSession({
             hostId,
             cwd: params.cwd,
@@ -141,6 +159,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
             options,
             start: { kind: "fork", origin, cliId: hostId },
           })
+          yield* keepOptions(hostId, open)
           return opened(hostId, open)
         })(),
       ),
@@ -160,7 +179,8 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       call(
         Effect.fn("agent.listSessions")(function* () {
           const configDir = yield* configDirFor(acct)
-          return yield* history.listSessions(configDir, params)
+          const aliases = yield* state.listAliases()
+          return yield* history.listSessions(configDir, { ...params, aliases })
         })(),
       ),
 

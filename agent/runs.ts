@@ -5,8 +5,17 @@
  * the session is not open.
  */
 import { Effect } from "effect"
-import { applyOption, liveRequests, OPTION_IDS } from "../options.ts"
+import { InvalidOption } from "../errors.ts"
+import {
+  applyOption,
+  liveRequests,
+  OPTION_IDS,
+  optionsRecord,
+  ULTRACODE,
+  withinWorkflowSwitch,
+} from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
+import * as state from "../state.ts"
 import { type AgentContext, sessionInfo } from "./context.ts"
 
 type RunMethods = Pick<
@@ -15,7 +24,7 @@ type RunMethods = Pick<
 >
 
 export const runMethods = (ctx: AgentContext): RunMethods => {
-  const { call, lookup, emit, catalog, checkUltracode } = ctx
+  const { call, lookup, emit, catalog, checkUltracode, workflowsOn } = ctx
   return {
     prompt: (params) => call(Effect.flatMap(lookup(params.sessionId), (open) => open.live.prompt(params))),
 
@@ -28,9 +37,18 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
       call(
         Effect.gen(function* () {
           const open = yield* lookup(sessionId)
-          open.options = applyOption(open.options, optionId, value)
-          for (const { subtype, ...fields } of liveRequests(optionId, value, open.options, catalog.models()))
+          const next = applyOption(open.options, optionId, value)
+          const workflows = yield* workflowsOn(open.cwd)
+          if (optionId === OPTION_IDS.effort && next.effort === ULTRACODE && !workflows)
+            return yield* new InvalidOption({
+              detail: "Ultracode needs dynamic workflows, which this workspace's settings turn off",
+            })
+          const sent = withinWorkflowSwitch(next, workflows)
+          // Kept only once the CLI took it: a refused value must not come back at the next launch.
+          for (const { subtype, ...fields } of liveRequests(optionId, value, sent, catalog.models()))
             yield* open.live.request(subtype, fields)
+          open.options = next
+          yield* state.rememberOptions(sessionId, optionsRecord(next))
           if (optionId === OPTION_IDS.effort || optionId === OPTION_IDS.model) yield* checkUltracode(open)
           yield* emit({ type: "SessionInfo", session_id: sessionId, info: sessionInfo(open) })
         }),

@@ -2,12 +2,12 @@
  * What the agent checks on an open session after each launch (and, for the
  * skills, after each run): the skill list, emitted only when it changed, and
  * whether ultracode, which the CLI accepts silently where it cannot apply,
- * turned on.
+ * turned on, and whether the workspace's settings allow it at all.
  */
 import { Effect } from "effect"
-import { configDirFor } from "../config.ts"
+import { configDirFor, readMergedSettings } from "../config.ts"
 import type { Account } from "../instances.ts"
-import { ULTRACODE } from "../options.ts"
+import { ULTRACODE, workflowsEnabled } from "../options.ts"
 import type { Broker } from "../sdk/plugin-api.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
 import { readSkills, skillsChanged } from "../skills.ts"
@@ -31,10 +31,25 @@ export const refreshSkills = (
     yield* emit({ type: "Skills", session_id: sessionId, skills })
   })
 
+/**
+ * Are dynamic workflows (and so ultracode) on in this workspace? The user's
+ * settings with the project's `.claude/settings*.json` over them decide.
+ */
+export const workflowsOnIn = (acct: Account, cwd: string): Effect.Effect<boolean, never, Broker> =>
+  Effect.gen(function* () {
+    const configDir = yield* configDirFor(acct)
+    return workflowsEnabled(yield* readMergedSettings(configDir, cwd))
+  })
+
 /** Ultracode is accepted silently where it cannot apply: ask and warn. */
-export const checkUltracode = (open: OpenSession): Effect.Effect<void, never, Broker> =>
+export const checkUltracode = (acct: Account, open: OpenSession): Effect.Effect<void, never, Broker> =>
   Effect.gen(function* () {
     if (open.options.effort !== ULTRACODE) return
+    if (!(yield* workflowsOnIn(acct, open.cwd)))
+      return yield* open.live.emitNotice(
+        "warning",
+        "Ultracode is off: this workspace's settings turn dynamic workflows off; the session runs at extra high effort",
+      )
     const answer = yield* open.live.request("get_settings").pipe(Effect.option)
     if (answer._tag === "None" || !answer.value) return
     const parsed = GetSettingsResponse.safeParse(answer.value)

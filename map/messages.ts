@@ -45,7 +45,7 @@ const onAssistantMessage = (
   const messageId = message.id ?? fallbackId
   const blocks: ReadonlyArray<ContentBlock> =
     typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
-  if (taskId === undefined) noteAssistantUsage(s, messageId, message.usage)
+  if (taskId === undefined) noteAssistantUsage(s, messageId, message.usage, message.model)
   else noteTaskModel(s, out, taskId, message.model)
   const base = countBlocks(s.stream, messageId, blocks.length)
   for (let i = 0; i < blocks.length; i++) {

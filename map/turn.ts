@@ -25,6 +25,7 @@ import type {
   SystemStatus,
   Usage,
 } from "../wire.ts"
+import { noteMainModel } from "./context-window.ts"
 import { emit, type MapState, type Out, type Reducer } from "./state.ts"
 
 /** A main-chat message starts streaming: its usage so far. */
@@ -39,7 +40,13 @@ export const noteStreamDelta = (s: MapState, usage: Usage): void => {
 }
 
 /** A main-chat `assistant` frame: its usage, unless its message already streamed some. */
-export const noteAssistantUsage = (s: MapState, messageId: string, usage: Usage | null | undefined): void => {
+export const noteAssistantUsage = (
+  s: MapState,
+  messageId: string,
+  usage: Usage | null | undefined,
+  model?: string | null,
+): void => {
+  noteMainModel(s, model)
   if (usage && s.turn.lastUsageMessage !== messageId) {
     s.turn.lastUsage = usage
     s.turn.lastUsageMessage = messageId

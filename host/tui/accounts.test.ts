@@ -49,7 +49,9 @@ describe("/plugins", () => {
       "fs.read",
       "env",
     ])
-    expect(lines[1]).toMatchObject({ what: "commands claude, npm" })
+    expect(lines[1]?.what).toMatch(/^commands claude, npm, git\n/)
+    expect(lines[1]?.what).toContain("npm only: view @anthropic-ai/claude-code version")
+    expect(lines[1]?.what).toContain("may set CLAUDE_*")
     expect(lines[2]).toMatchObject({ what: "~/.claude/**" })
     expect(lines.every((l) => l.reason.length > 10)).toBe(true)
   })

@@ -7,7 +7,14 @@ import type { Manifest } from "../manifest.ts"
 type Grants = Readonly<Record<string, unknown>>
 
 const what = (name: string, grant: Readonly<Record<string, unknown>>): string => {
-  if (name === "process" && Array.isArray(grant.commands)) return `commands ${grant.commands.join(", ")}`
+  if (name === "process" && Array.isArray(grant.commands)) {
+    // What the commands may be asked: argument patterns per command, the variables the plugin may set.
+    const args = Object.entries((grant.args ?? {}) as Record<string, ReadonlyArray<string>>).map(
+      ([command, patterns]) => `\n      ${command} only: ${patterns.join(" | ")}`,
+    )
+    const env = Array.isArray(grant.env) ? `\n      may set ${grant.env.join(", ")}` : ""
+    return `commands ${grant.commands.join(", ")}${args.join("")}${env}`
+  }
   if (name === "env" && Array.isArray(grant.names)) return `variables ${grant.names.join(", ")}`
   if (typeof grant.scope === "string") return grant.scope
   return ""
