@@ -22,7 +22,8 @@ import { dirname, join, resolve } from "node:path"
 import { build, version as esbuildVersion } from "esbuild"
 
 const repoRoot = resolve(import.meta.dirname, "../..")
-const cacheRoot = join(repoRoot, ".cache", "plugin-process")
+// Where tools keep their caches (ignored by git and Biome), one per checkout.
+const cacheRoot = join(repoRoot, "node_modules", ".cache", "cvg-plugin-process")
 
 export interface PluginCode {
   /** The process's entry (an ES module). */
