@@ -23,6 +23,9 @@ export const childArgs = (entry: string, bundle: string): string[] => [
   `--allow-fs-read=${entry}`,
   `--allow-fs-read=${bundle}`,
   "--disallow-code-generation-from-strings",
+  // Lets the script's import() reach child.ts's callback, which refuses and
+  // reports it; without it import() fails the same, but the host never hears.
+  "--experimental-vm-modules",
   "--no-warnings",
   entry,
   bundle,
