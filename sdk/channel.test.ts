@@ -16,7 +16,9 @@ const pair = () => {
       const copy = structuredClone(batch)
       setImmediate(() => listeners[other]?.(copy))
     },
-    listen: (receive) => void (listeners[self] = receive),
+    listen: (receive) => {
+      listeners[self] = receive
+    },
     later: (flush) => void setImmediate(flush),
   })
   return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), posted }
