@@ -241,12 +241,15 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     })
   })
 
+  /** Disconnect (the child exits by itself), then SIGTERM and SIGKILL if it lingers. */
   const kill = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill("SIGTERM")
-    const timer = setTimeout(() => child.kill("SIGKILL"), 2_000)
+    if (child.connected) child.disconnect()
+    const term = setTimeout(() => child.kill("SIGTERM"), 1_000)
+    const force = setTimeout(() => child.kill("SIGKILL"), 3_000)
     await exited
-    clearTimeout(timer)
+    clearTimeout(term)
+    clearTimeout(force)
   }
 
   try {
