@@ -102,6 +102,8 @@ describe("a hostile plugin in its process", () => {
       expect(refused, what).toContain(what)
     // The broker's own wall: the secret lies outside every fs scope.
     expect(host.logger.refusals().some((e) => e.message.includes(`fs.read: ${secret}`))).toBe(true)
+    // A malformed batch sent under the channel: one diagnostic, and the plugin goes on (initialize answered).
+    expect(host.logger.entries.filter((e) => e.message.includes("malformed message"))).toHaveLength(1)
     expect(host.pluginProcess()?.pid).toBeGreaterThan(0)
   })
 })
