@@ -49,7 +49,7 @@ const port: Port = {
     receive = handler
     for (const batch of early.splice(0)) handler(batch)
   },
-  later: (flush) => void setImmediate(flush),
+  later: (flush) => queueMicrotask(flush),
 }
 
 runInThisContext(code, {

@@ -164,7 +164,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
         }
         receive(parsed.data as Message[])
       }),
-    later: (flush) => void setImmediate(flush),
+    later: (flush) => queueMicrotask(flush),
   }
   const peer = makePeer(port)
   const served = serveBroker(peer, broker, (op, error) =>
