@@ -148,7 +148,8 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
 
   const port: Port = {
     post: (batch) => {
-      if (child.connected) child.send(batch as Message[], (error) => error && undefined)
+      // A send racing the child's exit fails quietly: the exit is reported once, below.
+      if (child.connected) child.send(batch as Message[], () => {})
     },
     listen: (receive) =>
       void child.on("message", (raw: unknown) => {
