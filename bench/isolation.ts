@@ -47,7 +47,7 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const fixed = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
 
 /** A HOME whose `.claude` holds `configDir`'s files as hard links (same bytes, no link to follow). */
-const homeOver = (name: string, configDir: string): string => {
+export const homeOver = (name: string, configDir: string): string => {
   const home = join(workDir, name)
   const target = join(home, ".claude")
   const stamp = join(home, "linked-from")
@@ -69,7 +69,7 @@ const homeOver = (name: string, configDir: string): string => {
   return home
 }
 
-interface Round {
+export interface Round {
   readonly coldMs?: number
   readonly warmMs?: number
   readonly readMs?: number
@@ -80,7 +80,7 @@ interface Round {
   readonly hostPeak: number
 }
 
-const worker = (mode: Mode, task: "list" | "read", home: string, cwd = "", sessionId = ""): Round => {
+export const worker = (mode: Mode, task: "list" | "read", home: string, cwd = "", sessionId = ""): Round => {
   const child = spawnSync(
     process.execPath,
     ["--import", "tsx", join(repoRoot, "bench/isolation-worker.ts"), mode, task, home, cwd, sessionId],
