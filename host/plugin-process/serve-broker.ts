@@ -14,7 +14,7 @@
  */
 import { Cause, Effect, Exit, Scope, Stream } from "effect"
 import { z } from "zod"
-import type { Peer, StreamSink } from "../../sdk/channel.ts"
+import { type Peer, STREAM_WINDOW, type StreamSink } from "../../sdk/channel.ts"
 import type { EndsBatch, EndsEntry } from "../../sdk/context.ts"
 import type { ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker.ts"
@@ -43,8 +43,13 @@ const Ends = z.object({
   tailBytes: z.number().nonnegative(),
 })
 
-/** Files per `readEnds` slice: the plugin's credit is awaited between slices. */
-const ENDS_SLICE = 512
+/**
+ * Files per `readEnds` slice: half the plugin's credit window of ends at most
+ * (so the host reads the next slice while the plugin takes this one, instead
+ * of waiting for its credit), and no more than 512.
+ */
+const endsSlice = (headBytes: number, tailBytes: number): number =>
+  Math.max(16, Math.min(512, Math.floor(STREAM_WINDOW / 2 / Math.max(1, headBytes + tailBytes))))
 
 /** A Zod failure as the one clear error the plugin gets (and the host logs). */
 class BadArguments extends Error {
@@ -185,16 +190,19 @@ export const serveBroker = (
     const { paths, headBytes, tailBytes } = parse(Ends, "fs.readEnds", args)
     const readEnds = api.fs.readEnds
     if (!readEnds) throw new Error("this host's broker has no readEnds")
-    for (let from = 0; from < paths.length && !sink.signal.aborted; from += ENDS_SLICE) {
+    const slice = endsSlice(headBytes, tailBytes)
+    for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
       const entries: EndsEntry[] = []
-      const parts: Uint8Array[] = []
-      let bytes = 0
+      const count = Math.min(slice, paths.length - from)
+      // The broker lends its buffer for one visit: each end is copied out once, into the batch's array.
+      const bytes = new Uint8Array(count * (Math.floor(headBytes) + Math.floor(tailBytes)))
+      let at = 0
       await run(
-        readEnds(paths.slice(from, from + ENDS_SLICE), headBytes, tailBytes, (index, ends) => {
+        readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
           if (ends === null) return void entries.push([from + index])
-          // The broker lends its buffer for this call only: copy the ends out now.
-          parts.push(ends.head.slice(), ends.tail.slice())
-          bytes += ends.head.byteLength + ends.tail.byteLength
+          bytes.set(ends.head, at)
+          bytes.set(ends.tail, at + ends.head.byteLength)
+          at += ends.head.byteLength + ends.tail.byteLength
           entries.push([
             from + index,
             ends.size,
@@ -205,14 +213,8 @@ export const serveBroker = (
           ])
         }),
       )
-      const joined = new Uint8Array(bytes)
-      let at = 0
-      for (const part of parts) {
-        joined.set(part, at)
-        at += part.byteLength
-      }
-      const batch: EndsBatch = { entries, bytes: joined }
-      await sink.emit([batch], Math.max(1, bytes))
+      const batch: EndsBatch = { entries, bytes: bytes.subarray(0, at) }
+      await sink.emit([batch], Math.max(1, at))
     }
   })
 
