@@ -4,12 +4,15 @@ import {
   agentOptions,
   applyOption,
   appliesAtNextStart,
+  launchedModel,
   launchFlags,
   liveRequests,
   OPTION_IDS,
   optionsRecord,
   parseOptions,
   promptKeywords,
+  traceEnabled,
+  traceKnobs,
 } from "./options.ts"
 
 const catalog = modelCatalog({
@@ -149,9 +152,17 @@ describe("agentOptions", () => {
   const byId = (settings?: Record<string, unknown>) =>
     Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
 
-  it("declares model, effort, approval, thinking and fast mode", () => {
+  it("declares model, effort, approval, thinking, fast mode and Agent Trace", () => {
     const options = byId()
-    expect(Object.keys(options)).toEqual(["model", "effort", "approval_mode", "thinking", "fast_mode"])
+    expect(Object.keys(options)).toEqual([
+      "model",
+      "effort",
+      "approval_mode",
+      "thinking",
+      "fast_mode",
+      "agent_trace",
+    ])
+    expect(options.agent_trace).toMatchObject({ kind: "toggle", default: true })
     expect(options.model?.default).toBe("claude-opus-5-5")
     expect(options.model?.choices?.map((c) => c.value)).not.toContain("default")
     expect(options.approval_mode?.default).toBe("supervised")
@@ -196,5 +207,34 @@ describe("promptKeywords", () => {
     expect(promptKeywords(undefined).map((k) => k.word)).toEqual(["ultracode"])
     expect(promptKeywords({ workflowKeywordTriggerEnabled: false })).toEqual([])
     expect(promptKeywords({ enableWorkflows: false })).toEqual([])
+  })
+})
+
+describe("Agent Trace option and knobs", () => {
+  it("reads the option as a boolean and gives it back", () => {
+    expect(parseOptions({ agent_trace: false })).toEqual({ agentTrace: false })
+    expect(parseOptions({ agent_trace: "off" })).toEqual({ agentTrace: false })
+    expect(optionsRecord({ agentTrace: false })).toEqual({ agent_trace: false })
+    expect(applyOption({ agentTrace: false }, "agent_trace", true)).toEqual({ agentTrace: true })
+  })
+  it("is on by default; the knob or the option turns it off", () => {
+    expect(traceKnobs({})).toEqual({ enabled: true, push: false, pushTimeoutMs: 8_000 })
+    expect(traceEnabled({}, traceKnobs({}))).toBe(true)
+    expect(traceEnabled({ agentTrace: false }, traceKnobs({}))).toBe(false)
+    expect(traceEnabled({ agentTrace: true }, traceKnobs({ CLAUDE_AGENT_TRACE: "0" }))).toBe(false)
+  })
+  it("pushes only when asked, within the knob's deadline (a bad value keeps the default)", () => {
+    expect(
+      traceKnobs({ CLAUDE_AGENT_TRACE_PUSH: "1", CLAUDE_AGENT_TRACE_PUSH_TIMEOUT_MS: "2500" }),
+    ).toMatchObject({
+      push: true,
+      pushTimeoutMs: 2_500,
+    })
+    expect(traceKnobs({ CLAUDE_AGENT_TRACE_PUSH_TIMEOUT_MS: "soon" }).pushTimeoutMs).toBe(8_000)
+  })
+  it("names the launched model: the option's versioned id, else the default", () => {
+    expect(launchedModel({}, catalog)).toBe("claude-opus-5-5")
+    expect(launchedModel({ model: "opus" }, catalog)).toBe("claude-opus-5-5")
+    expect(launchedModel({ model: "my-model" }, catalog)).toBe("my-model")
   })
 })

@@ -1,10 +1,13 @@
 /**
  * The composer options: model, effort (ultracode after max), approval mode,
- * thinking and fast mode. What they become at launch (flags) and live
- * (control requests), and how the agent declares them.
+ * thinking, fast mode and Agent Trace. What they become at launch (flags) and
+ * live (control requests), and how the agent declares them; and the Agent
+ * Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the option can only narrow.
  */
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
+import { trimmed } from "./values.ts"
+import type { ControlSubtype } from "./wire.ts"
 
 // ---------------------------------------------------------------------------
 // Ids and values
@@ -15,6 +18,7 @@ export const OPTION_IDS = {
   approval: "approval_mode",
   thinking: "thinking",
   fastMode: "fast_mode",
+  agentTrace: "agent_trace",
 } as const
 
 export type ApprovalMode = "supervised" | "accept_edits" | "auto" | "full"
@@ -43,6 +47,8 @@ export interface SessionOptions {
   readonly approval?: ApprovalMode
   readonly thinking?: boolean
   readonly fastMode?: boolean
+  /** Agent Trace notes for this session's commits (unset: on). */
+  readonly agentTrace?: boolean
 }
 
 /** The settings that switch workflows (and so ultracode) on and off. */
@@ -64,26 +70,25 @@ const asBoolean = (value: unknown): boolean | undefined => {
   return undefined
 }
 
-const asText = (value: unknown): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? value.trim() : undefined
-
 const isApproval = (value: unknown): value is ApprovalMode =>
   typeof value === "string" && (APPROVAL_MODES as ReadonlyArray<string>).includes(value)
 
 /** The host's option record → typed options; unknown or malformed values are dropped. */
 export const parseOptions = (record: Readonly<Record<string, unknown>> | undefined): SessionOptions => {
   if (!record) return {}
-  const model = asText(record[OPTION_IDS.model])
-  const effort = asText(record[OPTION_IDS.effort])?.toLowerCase()
+  const model = trimmed(record[OPTION_IDS.model])
+  const effort = trimmed(record[OPTION_IDS.effort])?.toLowerCase()
   const approval = record[OPTION_IDS.approval]
   const thinking = asBoolean(record[OPTION_IDS.thinking])
   const fastMode = asBoolean(record[OPTION_IDS.fastMode])
+  const agentTrace = asBoolean(record[OPTION_IDS.agentTrace])
   return {
     ...(model !== undefined && { model }),
     ...(effort !== undefined && effort !== "default" && { effort }),
     ...(isApproval(approval) && { approval }),
     ...(thinking !== undefined && { thinking }),
     ...(fastMode !== undefined && { fastMode }),
+    ...(agentTrace !== undefined && { agentTrace }),
   }
 }
 
@@ -94,6 +99,7 @@ export const optionsRecord = (opts: SessionOptions): Record<string, string | boo
   ...(opts.approval !== undefined && { [OPTION_IDS.approval]: opts.approval }),
   ...(opts.thinking !== undefined && { [OPTION_IDS.thinking]: opts.thinking }),
   ...(opts.fastMode !== undefined && { [OPTION_IDS.fastMode]: opts.fastMode }),
+  ...(opts.agentTrace !== undefined && { [OPTION_IDS.agentTrace]: opts.agentTrace }),
 })
 
 /** One option changed; other values kept. An unusable value clears that option. */
@@ -140,7 +146,7 @@ export const launchFlags = (opts: SessionOptions, catalog: ReadonlyArray<ModelEn
 // ---------------------------------------------------------------------------
 // Live changes
 
-export type ControlRequest = { readonly subtype: string; readonly [key: string]: unknown }
+export type ControlRequest = { readonly subtype: ControlSubtype; readonly [key: string]: unknown }
 
 /** Options that only apply when the process next starts (nothing to send live). */
 export const appliesAtNextStart = (optionId: string): boolean => optionId === OPTION_IDS.thinking
@@ -166,7 +172,7 @@ export const liveRequests = (
 ): ControlRequest[] => {
   switch (optionId) {
     case OPTION_IDS.model: {
-      const model = asText(value)
+      const model = trimmed(value)
       // No model: back to the CLI's default.
       return [
         model && model !== "default"
@@ -179,7 +185,7 @@ export const liveRequests = (
         { subtype: "set_permission_mode", mode: permissionModeFor(isApproval(value) ? value : undefined) },
       ]
     case OPTION_IDS.effort: {
-      const effort = asText(value)?.toLowerCase() ?? opts.effort
+      const effort = trimmed(value)?.toLowerCase() ?? opts.effort
       return [{ subtype: "apply_flag_settings", settings: effortSettings(effort) }]
     }
     case OPTION_IDS.fastMode:
@@ -280,8 +286,49 @@ export const agentOptions = (
   })
   if (catalog.some((m) => m.supportsFastMode === true))
     options.push({ id: OPTION_IDS.fastMode, label: "Fast mode", kind: "toggle", default: false })
+  options.push({ id: OPTION_IDS.agentTrace, label: "Agent Trace notes", kind: "toggle", default: true })
   return options
 }
+
+/** The model a launch runs: the option's versioned id, else the catalog's default. */
+export const launchedModel = (
+  opts: SessionOptions,
+  catalog: ReadonlyArray<ModelEntry>,
+): string | undefined =>
+  opts.model ? (resolveModel(opts.model, catalog)?.value ?? opts.model) : defaultModel(catalog)?.value
+
+// ---------------------------------------------------------------------------
+// Agent Trace knobs (login environment, read at each use)
+
+export const TRACE_KNOBS = {
+  /** `0`/`false`/`no`/`off` turns Agent Trace off for every session. */
+  enabled: "CLAUDE_AGENT_TRACE",
+  /** `1`/`true`/`yes`/`on` pushes the notes after each `git push` the agent runs. */
+  push: "CLAUDE_AGENT_TRACE_PUSH",
+  /** The deadline of all git calls of one notes push, in ms (default 8000). */
+  pushTimeoutMs: "CLAUDE_AGENT_TRACE_PUSH_TIMEOUT_MS",
+} as const
+
+export interface TraceKnobs {
+  readonly enabled: boolean
+  readonly push: boolean
+  readonly pushTimeoutMs: number
+}
+
+export const DEFAULT_PUSH_TIMEOUT_MS = 8_000
+
+export const traceKnobs = (env: Readonly<Record<string, string | undefined>>): TraceKnobs => {
+  const timeout = Number(env[TRACE_KNOBS.pushTimeoutMs])
+  return {
+    enabled: asBoolean(env[TRACE_KNOBS.enabled]) !== false,
+    push: asBoolean(env[TRACE_KNOBS.push]) === true,
+    pushTimeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_PUSH_TIMEOUT_MS,
+  }
+}
+
+/** Agent Trace is on unless the knob or the session's option turns it off. */
+export const traceEnabled = (opts: SessionOptions, knobs: TraceKnobs): boolean =>
+  knobs.enabled && opts.agentTrace !== false
 
 /** Words in a prompt that change how a turn runs: `ultracode`, unless its trigger or workflows are off. */
 export const promptKeywords = (

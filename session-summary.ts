@@ -13,15 +13,13 @@
 import { indexOfBytes, lastIndexOfBytes, type Needle, needle, startsWith, stringEnd } from "./bytes.ts"
 import { promptOf, type StoredRecord } from "./records.ts"
 import type { SessionSummary } from "./sdk/protocol.ts"
+import { notBlank } from "./values.ts"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** The lenient decoder: a character split by a read's cut becomes U+FFFD, which `trimCut` drops. */
 const decoder = new TextDecoder()
 const encoder = new TextEncoder()
-
-const nonEmpty = (value: unknown): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? value : undefined
 
 // ---------------------------------------------------------------------------
 // Values out of raw JSON bytes
@@ -122,10 +120,10 @@ export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean):
   while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
     if (startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)) {
       const record = lineAt(bytes, at, cutStart, cutEnd)
-      if (record?.type === "custom-title") found.custom ??= nonEmpty(record.customTitle)
+      if (record?.type === "custom-title") found.custom ??= notBlank(record.customTitle)
     } else if (startsWith(bytes, AI_TITLE_KEY, at - 3)) {
       const record = lineAt(bytes, at, cutStart, cutEnd)
-      if (record?.type === "ai-title") found.ai ??= nonEmpty(record.aiTitle)
+      if (record?.type === "ai-title") found.ai ??= notBlank(record.aiTitle)
     }
     at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
   }
@@ -360,7 +358,7 @@ export const endsFacts = (head: Uint8Array, tail: Uint8Array, size: number): End
 export const titleOfSidecar = (text: string | null): string | undefined => {
   if (text === null) return undefined
   try {
-    return nonEmpty((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
+    return notBlank((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
   } catch {
     return undefined
   }

@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import { readJson } from "./files.ts"
-import { chainOf, readChain } from "./history.ts"
+import { chainOf, readChain } from "./chain.ts"
 import { findToolCall, lastAssistantText, recordsToItems, recordText, type StoredRecord } from "./records.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
@@ -18,6 +18,7 @@ import { isTerminal, newTaskState, snapshot, spawnAnswer, taskStatusOf, taskTitl
 import { resultText } from "./tools.ts"
 import { AgentMeta } from "./wire.ts"
 import { parseWorkflowLaunch, readStoredRun, storedWorkflowTasks } from "./workflow.ts"
+import { nonEmpty } from "./values.ts"
 
 export interface StoredAgent {
   readonly agentId: string
@@ -27,9 +28,6 @@ export interface StoredAgent {
   /** The opening prompt's text. */
   readonly prompt?: string
 }
-
-const str = (value: unknown): string | undefined =>
-  typeof value === "string" && value !== "" ? value : undefined
 
 /** What the meta file says, null and empty fields left out. */
 export interface StoredAgentMeta {
@@ -60,7 +58,7 @@ const metaOf = (value: unknown): StoredAgentMeta => {
   ) as Record<string, unknown>
   const meta: Record<string, string> = {}
   for (const key of META_FIELDS) {
-    const v = str(source[key])
+    const v = nonEmpty(source[key])
     if (v !== undefined) meta[key] = v
   }
   const stopped = source.stoppedByUser === true ? { stoppedByUser: true } : {}
@@ -238,9 +236,9 @@ const taskFor = (
   const input = (call?.input ?? {}) as Record<string, unknown>
   const state = newTaskState(taskId, "agent")
   if (parentTaskId !== undefined) state.parentTaskId = parentTaskId
-  const prompt = str(input.prompt) ?? agent.prompt
-  state.title = taskTitle(str(input.description) ?? agent.meta.description, prompt)
-  const name = str(input.subagent_type) ?? agent.meta.agentType
+  const prompt = nonEmpty(input.prompt) ?? agent.prompt
+  state.title = taskTitle(nonEmpty(input.description) ?? agent.meta.description, prompt)
+  const name = nonEmpty(input.subagent_type) ?? agent.meta.agentType
   if (name !== undefined) state.name = name
   if (prompt !== undefined) state.prompt = prompt
   const model = firstModel(agent.records) ?? agent.meta.model
