@@ -7,9 +7,8 @@
  * - History (bench/corpus.ts: 1,000 sessions / 1.41 GB, one 85 MB
  *   transcript): list_sessions cold and warm, read_session; each round one
  *   fresh worker process per mode (bench/isolation-worker.ts), the modes in
- *   turn, RUNS rounds; a ratio is the median of the rounds' ratios. The
- *   corpus is hard-linked under a temporary HOME's `.claude` (no copy, no
- *   symbolic link), which the manifest's `~/.claude/**` grant covers.
+ *   turn, RUNS rounds; a ratio is the median of the rounds' ratios. A
+ *   HOME's `.claude` links to the corpus (the grant covers its real place).
  * - Live frames: the recorded CLI frames (as bench/mapper.ts makes them,
  *   ≥ 50,000) piped through a real child process into the replay fixture
  *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
@@ -24,8 +23,8 @@
  * frames at most 1.2x).
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { join, relative } from "node:path"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Host, startHost } from "../host/host.ts"
 import { makeTempWorld } from "../host/testing.ts"
@@ -46,26 +45,17 @@ const median = (xs: ReadonlyArray<number>): number => {
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const fixed = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
 
-/** A HOME whose `.claude` holds `configDir`'s files as hard links (same bytes, no link to follow). */
+/**
+ * A HOME whose `.claude` is a link to `configDir`: the manifest's
+ * `~/.claude/**` grant covers the link's real place (the broker resolves its
+ * scopes too). Not hard links: the broker refuses a file with more than one
+ * name, whose other names may lie outside every scope.
+ */
 export const homeOver = (name: string, configDir: string): string => {
   const home = join(workDir, name)
-  const target = join(home, ".claude")
-  const stamp = join(home, "linked-from")
-  if (existsSync(stamp) && readFileSync(stamp, "utf8") === configDir) return home
   rmSync(home, { recursive: true, force: true })
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const from = join(dir, entry.name)
-      const to = join(target, relative(configDir, from))
-      if (entry.isDirectory()) {
-        mkdirSync(to, { recursive: true })
-        walk(from)
-      } else if (entry.isFile()) linkSync(from, to)
-    }
-  }
-  mkdirSync(target, { recursive: true })
-  walk(configDir)
-  writeFileSync(stamp, configDir)
+  mkdirSync(home, { recursive: true })
+  symlinkSync(configDir, join(home, ".claude"))
   return home
 }
 
