@@ -157,9 +157,16 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
   let starting: Promise<PluginProcess> | null = null
   let closed = false
   const openRuns = openRunsOf(broker.events)
+  /** Agents the dead plugin process had: a call to one waits for the restarted plugin to register it again. */
+  const lost = new Set<string>()
   const died = (exit: PluginExit) => {
     plugin = null
     starting = null
+    // Its proxies answer nothing now: the agents are gone until the next process provides them.
+    for (const id of broker.agents.keys()) {
+      lost.add(id)
+      void Effect.runPromise(broker.api.agents.unprovide(id))
+    }
     const error = `the plugin process died (${exit.signal ?? `code ${exit.code}`})`
     for (const { agentId, event } of openRuns.take())
       events.publish({
@@ -203,10 +210,18 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
     return found
   }
 
+  /** After a restart, an agent the dead process had is waited for (stored accounts register once storage answers). */
+  const registered = async (agentId: string): Promise<void> => {
+    if (broker.agents.has(agentId) || !lost.has(agentId)) return
+    await events
+      .waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
+      .catch(() => undefined)
+  }
+
   const call = (<M extends AgentMethod>(agentId: string, method: M, params?: AgentMethodParams<M>) => {
     const cwd = (params as { cwd?: unknown } | undefined)?.cwd
     if (typeof cwd === "string" && cwd !== "") broker.addWorkspace(cwd)
-    return (isolated ? running() : Promise.resolve())
+    return (isolated ? running().then(() => registered(agentId)) : Promise.resolve())
       .then(() => {
         const provider = agent(agentId)
         const fn = provider[method] as unknown as (p?: unknown) => Effect.Effect<unknown, unknown>

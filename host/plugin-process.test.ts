@@ -189,12 +189,16 @@ describe("a plugin process that dies", () => {
     expect(h.processes()).toEqual([])
     await waitUntil(() => clis.every((c) => !pidAlive(c.pid)))
     expect(h.pluginProcess()).toBeNull()
+    // Its agents are gone with it (a call waits for the restarted process to provide them again).
+    expect([...h.agents.keys()]).toEqual([])
+    expect(h.events.recorded).toContainEqual({ kind: "agent_unprovided", agentId: "probe" })
 
     const info = await h.call("probe", "initialize")
     expect(info.id).toBe("probe")
     const second = h.pluginProcess()!
     expect(second.pid).not.toBe(first.pid)
     expect(pidAlive(first.pid)).toBe(false)
+    expect([...h.agents.keys()]).toEqual(["probe"])
     await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s3" })
     expect(h.processes().filter((p) => p.command === "claude")).toHaveLength(1)
   })
