@@ -129,6 +129,16 @@ describe("authStatus", () => {
     })
   })
 
+  it("the default account's hint is a plain `claude auth login` (CLAUDE_CONFIG_DIR would break the keychain login)", () => {
+    const status = authStatusFrom(
+      json({ loggedIn: false, configDirectory: "/home/user/.claude" }, 1),
+      "/home/user/.claude",
+      false,
+    )
+    expect(status.message).toBe("Not signed in to Claude Code. Sign in, or run `claude auth login`.")
+    expect(status.message).not.toContain("CLAUDE_CONFIG_DIR")
+  })
+
   it("names the account's directory when the CLI does not", () => {
     const status = authStatusFrom(json({ loggedIn: false }, 1), "/home/user/.claude_p")
     expect(status.message).toContain("CLAUDE_CONFIG_DIR=/home/user/.claude_p")

@@ -83,8 +83,13 @@ export const describeLogin = (info: Readonly<Record<string, unknown>>): string |
   return parts.length > 0 ? parts.join(" · ") : undefined
 }
 
-/** Decide the status from what `claude auth status --json` printed. */
-export const authStatusFrom = (result: RunResult, configDir: string): AuthStatus => {
+/**
+ * Decide the status from what `claude auth status --json` printed. `ownDir`:
+ * the account has a configuration directory of its own; the default one is
+ * signed in with a plain `claude auth login` (naming it in CLAUDE_CONFIG_DIR
+ * makes the CLI read a credentials file instead of the keychain).
+ */
+export const authStatusFrom = (result: RunResult, configDir: string, ownDir = true): AuthStatus => {
   const text = result.stdout.trim()
   let parsed: unknown
   try {
@@ -113,7 +118,10 @@ export const authStatusFrom = (result: RunResult, configDir: string): AuthStatus
   if (info.loggedIn === false)
     return {
       status: "AuthRequired",
-      message: `Not signed in to Claude Code for ${dir}. Sign in, or run \`claude auth login\` with CLAUDE_CONFIG_DIR=${dir}.`,
+      message:
+        ownDir || !dir.endsWith("/.claude")
+          ? `Not signed in to Claude Code for ${dir}. Sign in, or run \`claude auth login\` with CLAUDE_CONFIG_DIR=${dir}.`
+          : "Not signed in to Claude Code. Sign in, or run `claude auth login`.",
       raw: info,
     }
   return {
@@ -135,7 +143,7 @@ export const authStatus = (account: Account): Effect.Effect<AuthStatus, never, P
         timeoutMs: 30_000,
       })
       .pipe(Effect.catch((e) => Effect.succeed(runFailed(e))))
-    return authStatusFrom(result, configDir)
+    return authStatusFrom(result, configDir, account.configDir !== undefined)
   })
 
 // ---------------------------------------------------------------------------
