@@ -166,6 +166,26 @@ export const eventually = async (check: () => boolean, ms: number): Promise<bool
   return check()
 }
 
+/** The user texts of a request, in order (tool results and system reminders left out). */
+export const userTexts = (req: RequestView): string[] =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) =>
+      typeof m.content === "string"
+        ? [m.content]
+        : (m.content as Array<{ type: string; text?: string }>)
+            .filter((b) => b.type === "text" && typeof b.text === "string")
+            .map((b) => b.text as string),
+    )
+    .filter((t) => !t.startsWith("<system-reminder>"))
+
+/** Prompt with a host item id and wait for a Completed run. */
+export const promptItem = async (w: World, sessionId: string, textIn: string, itemId: string) => {
+  const accepted = await w.host.call(w.agentId, "prompt", { sessionId, text: textIn, itemId })
+  const ended = await w.waitFor(sessionId, "RunEnded", (e) => e.run_id === accepted.run_id)
+  expect(ended.outcome).toBe("Completed")
+}
+
 /** The tool results the model received in a request, as one text. */
 export const toolResultText = (req: RequestView): string =>
   req

@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from "vitest"
 import { type RequestView, text } from "../testkit/model-server.ts"
-import { closeWorldsAfterEach, createSession, ofType, startWorld, type World } from "./harness.ts"
+import {
+  closeWorldsAfterEach,
+  createSession,
+  ofType,
+  promptItem,
+  startWorld,
+  userTexts,
+  type World,
+} from "./harness.ts"
 
 let world: World | undefined
 closeWorldsAfterEach(() => {
@@ -12,25 +20,6 @@ closeWorldsAfterEach(() => {
   world = undefined
   return closing
 })
-
-/** The user texts of a request, in order (tool results and system reminders left out). */
-const userTexts = (req: RequestView): string[] =>
-  req.messages
-    .filter((m) => m.role === "user")
-    .flatMap((m) =>
-      typeof m.content === "string"
-        ? [m.content]
-        : (m.content as Array<{ type: string; text?: string }>)
-            .filter((b) => b.type === "text" && typeof b.text === "string")
-            .map((b) => b.text as string),
-    )
-    .filter((t) => !t.startsWith("<system-reminder>"))
-
-const prompt = async (w: World, sessionId: string, textIn: string, itemId: string) => {
-  const accepted = await w.host.call(w.agentId, "prompt", { sessionId, text: textIn, itemId })
-  const ended = await w.waitFor(sessionId, "RunEnded", (e) => e.run_id === accepted.run_id)
-  expect(ended.outcome).toBe("Completed")
-}
 
 describe("rollback and fork against the real CLI", () => {
   it("rewinds to before a prompt, and to nothing under a new conversation", async () => {
@@ -44,14 +33,14 @@ describe("rollback and fork against the real CLI", () => {
     })
     const w = world
     const { session_id } = await createSession(w)
-    await prompt(w, session_id, "first question", "i1")
-    await prompt(w, session_id, "second question", "i2")
+    await promptItem(w, session_id, "first question", "i1")
+    await promptItem(w, session_id, "second question", "i2")
     await w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: "i2" })
-    await prompt(w, session_id, "third question", "i3")
+    await promptItem(w, session_id, "third question", "i3")
     expect(seen[2]).toEqual(["first question", "third question"])
 
     await w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: "i1" })
-    await prompt(w, session_id, "fourth question", "i4")
+    await promptItem(w, session_id, "fourth question", "i4")
     expect(seen[3]).toEqual(["fourth question"])
     // The chat reads back from the new conversation its alias names.
     const transcript = await w.host.call(w.agentId, "readSession", {
@@ -74,8 +63,8 @@ describe("rollback and fork against the real CLI", () => {
     world = await startWorld({ main: [answer("A1"), answer("A2"), answer("A3")] })
     const w = world
     const { session_id } = await createSession(w)
-    await prompt(w, session_id, "first question", "i1")
-    await prompt(w, session_id, "second question", "i2")
+    await promptItem(w, session_id, "first question", "i1")
+    await promptItem(w, session_id, "second question", "i2")
     // A new process on the stored conversation: the live prompt ids are gone with the old one.
     await w.host.call(w.agentId, "closeSession", { sessionId: session_id })
     await w.host.call(w.agentId, "resumeSession", { sessionId: session_id, cwd: w.sandbox.ws })
@@ -85,7 +74,7 @@ describe("rollback and fork against the real CLI", () => {
     // The id is the record's uuid, which is the UUID the prompt went out with.
     expect(users[1]?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/)
     await w.host.call(w.agentId, "rollback", { sessionId: session_id, itemId: users[1]!.id })
-    await prompt(w, session_id, "replacement question", "i3")
+    await promptItem(w, session_id, "replacement question", "i3")
     expect(seen[2]).toEqual(["first question", "replacement question"])
     const after = await w.host.call(w.agentId, "readSession", { sessionId: session_id, cwd: w.sandbox.ws })
     expect(
@@ -106,16 +95,16 @@ describe("rollback and fork against the real CLI", () => {
     world = await startWorld({ main: [answer("A1"), answer("F1"), answer("A2")] })
     const w = world
     const { session_id } = await createSession(w, { options: { model: "claude-sonnet-5-5" } })
-    await prompt(w, session_id, "origin question", "o1")
+    await promptItem(w, session_id, "origin question", "o1")
     const forked = await w.host.call(w.agentId, "forkSession", {
       sessionId: session_id,
       newSessionId: "00000000-0000-4000-8000-00000000f0a1",
       cwd: w.sandbox.ws,
     })
     expect(forked.session_id).toBe("00000000-0000-4000-8000-00000000f0a1")
-    await prompt(w, forked.session_id, "fork question", "f1")
+    await promptItem(w, forked.session_id, "fork question", "f1")
     expect(seen[1]).toEqual({ texts: ["origin question", "fork question"], model: "claude-sonnet-5-5" })
-    await prompt(w, session_id, "origin again", "o2")
+    await promptItem(w, session_id, "origin again", "o2")
     expect(seen[2]?.texts).toEqual(["origin question", "origin again"])
     const list = await w.host.call(w.agentId, "listSessions", { cwd: w.sandbox.ws })
     expect(list.sessions.map((s) => s.session_id).sort()).toEqual([session_id, forked.session_id].sort())
