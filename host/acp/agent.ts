@@ -1,0 +1,619 @@
+/**
+ * The ACP agent: every ACP method on top of one provider loaded by host/,
+ * through the host contract only (`host.call` and the agent events), as the
+ * terminal front end drives it. Built on `@agentclientprotocol/sdk` (its
+ * unstable entry, for `session/fork`), protocol version 1.
+ *
+ * Rules kept:
+ * - ACP session ids are the provider's session ids.
+ * - The client's input is checked before the provider sees it: `cwd` must
+ *   be an absolute directory (it becomes a workspace grant), option values
+ *   must be ones the agent declared, prompts carry only what the agent can
+ *   send. A bad request is a JSON-RPC error; the connection goes on.
+ * - Every prompt gets one answer (session.ts); a failed run is an error
+ *   carrying the CLI's message (its stderr tail); the provider resumes the
+ *   conversation at the next prompt.
+ * - Closing the connection closes every session it opened (the host then
+ *   ends their processes).
+ */
+import { statSync } from "node:fs"
+import { isAbsolute } from "node:path"
+import * as acp from "@agentclientprotocol/sdk/unstable"
+import type { Host } from "../host.ts"
+import type { AgentEvent, AgentInfo, SessionOpened } from "../../sdk/protocol.ts"
+import { mcpConfigOf } from "./mcp.ts"
+import { APPROVAL_OPTION, checkValue, configOptionsOf, defaultsOf, modesOf } from "./options.ts"
+import { PromptRefused, promptParts } from "./prompt.ts"
+import {
+  answerFromOption,
+  type Answers,
+  answersFromForm,
+  approvalOptions,
+  DECLINED,
+  decisionOf,
+  questionForm,
+  questionOptions,
+} from "./questions.ts"
+import { replayUpdates } from "./replay.ts"
+import { AcpSession, type PromptEnd } from "./session.ts"
+import { acpKind, parentMeta, type Update, updatesOf } from "./updates.ts"
+
+export interface AcpAgentOptions {
+  readonly host: Host
+  readonly agentId: string
+  /** Set the MCP config the next launched process gets (`CLAUDE_MCP_CONFIG`). */
+  readonly setMcpConfig?: (json: string | undefined) => void
+  /** The demo: every session runs in this folder, whatever the client asks. */
+  readonly fixedCwd?: string
+  /** From session/cancel to a `cancelled` answer when the run stays silent. Default 8 s. */
+  readonly cancelGraceMs?: number
+  readonly version?: string
+  /** Diagnostics (stderr in main.ts: stdout is the protocol). */
+  readonly log?: (message: string) => void
+}
+
+/** Authentication methods: the terminal login, and an API key or gateway in the agent's environment. */
+export const AUTH_METHODS = {
+  login: "claude-login",
+  apiKey: "anthropic-api-key",
+  gateway: "gateway",
+} as const
+
+const CLIENT_ERROR = "session/prompt failed"
+
+/** A run's stop reason: the provider's when it gives one ACP knows, else end_turn. */
+export const stopReasonOf = (end: PromptEnd): acp.StopReason => {
+  if (end.kind !== "ended" || end.cancelled || end.outcome === "Cancelled") return "cancelled"
+  const reason = (end.event as { stop_reason?: unknown }).stop_reason
+  if (reason === "max_tokens" || reason === "refusal" || reason === "max_turn_requests") return reason
+  return "end_turn"
+}
+
+export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
+  const { host, agentId } = options
+  const log = options.log ?? (() => {})
+  const graceMs = options.cancelGraceMs ?? 8_000
+  const sessions = new Map<string, AcpSession>()
+  /** Events of sessions being opened, held until their session is known. */
+  const held = new Map<string, AgentEvent[]>()
+  let opening = 0
+  let client: acp.AgentContext | undefined
+  let clientCaps: acp.ClientCapabilities = {}
+  let info: AgentInfo | undefined
+
+  const agentInfo = async (): Promise<AgentInfo> => {
+    info ??= await host.call(agentId, "initialize")
+    return info
+  }
+
+  const call = async <A>(what: string, run: () => Promise<A>): Promise<A> => {
+    try {
+      return await run()
+    } catch (error) {
+      if (error instanceof acp.RequestError) throw error
+      const message = error instanceof Error ? error.message : String(error)
+      const tag = (error as { tag?: unknown }).tag
+      if (tag === "SessionNotFound") throw acp.RequestError.resourceNotFound(what)
+      throw acp.RequestError.internalError({ tag }, `${what}: ${message}`)
+    }
+  }
+
+  const need = (sessionId: string): AcpSession => {
+    const session = sessions.get(sessionId)
+    if (!session) throw acp.RequestError.resourceNotFound(sessionId)
+    return session
+  }
+
+  const workspace = (cwd: string): string => {
+    if (options.fixedCwd) return options.fixedCwd
+    if (!isAbsolute(cwd)) throw acp.RequestError.invalidParams({ cwd }, "cwd must be an absolute path")
+    try {
+      if (!statSync(cwd).isDirectory()) throw new Error("not a directory")
+    } catch {
+      throw acp.RequestError.invalidParams({ cwd }, `cwd is not a directory: ${cwd}`)
+    }
+    return cwd
+  }
+
+  // -- events ---------------------------------------------------------------
+
+  const send = (sessionId: string) => (update: Update) =>
+    client ? client.notify("session/update", { sessionId, update }) : Promise.resolve()
+
+  const onEvent = (session: AcpSession, event: AgentEvent) => {
+    switch (event.type) {
+      case "ApprovalRequested":
+        void askApproval(session, event)
+        return
+      case "QuestionAsked":
+        void askQuestion(session, event)
+        return
+      case "approval_resolved":
+        session.asks.get(event.approval_id)?.abort()
+        session.asks.delete(event.approval_id)
+        return
+      case "question_resolved":
+        session.asks.get(event.question_id)?.abort()
+        session.asks.delete(event.question_id)
+        return
+      case "Skills":
+        session.skills = new Set(event.skills.filter((s) => s.hidden_from_picker !== true).map((s) => s.name))
+        break
+      case "SessionInfo":
+        void optionsChanged(session, event.info.options)
+        break
+      default:
+        break
+    }
+    for (const update of updatesOf(session.updates, event)) void session.notify(update)
+    if (event.type === "RunEnded") void session.flushed().then(() => session.runEnded(event))
+  }
+
+  /** The provider's option values changed: tell the client the mode and config it now has. */
+  const optionsChanged = async (
+    session: AcpSession,
+    values: Readonly<Record<string, string | boolean>> | undefined,
+  ) => {
+    if (!values) return
+    const before = session.values
+    const next = { ...before, ...values }
+    session.values = next
+    const current = await agentInfo()
+    if (next[APPROVAL_OPTION] !== before[APPROVAL_OPTION] && typeof next[APPROVAL_OPTION] === "string")
+      void session.notify({ sessionUpdate: "current_mode_update", currentModeId: next[APPROVAL_OPTION] })
+    const others = Object.keys(next).filter((k) => k !== APPROVAL_OPTION && next[k] !== before[k])
+    if (others.length > 0)
+      void session.notify({
+        sessionUpdate: "config_option_update",
+        configOptions: configOptionsOf(current, next),
+      })
+  }
+
+  host.events.subscribe((hostEvent) => {
+    if (hostEvent.kind === "info_changed" && hostEvent.agentId === agentId) info = undefined
+    if (hostEvent.kind !== "agent_event" || hostEvent.agentId !== agentId) return
+    const event = hostEvent.event
+    const session = sessions.get(event.session_id)
+    if (session) onEvent(session, event)
+    else if (opening > 0) {
+      const list = held.get(event.session_id) ?? []
+      list.push(event)
+      held.set(event.session_id, list)
+    }
+  })
+
+  // -- approvals and questions ------------------------------------------------
+
+  const ask = async <R>(session: AcpSession, id: string, request: (signal: AbortSignal) => Promise<R>) => {
+    const controller = new AbortController()
+    session.asks.set(id, controller)
+    try {
+      return await request(controller.signal)
+    } catch (error) {
+      // Withdrawn (by the CLI, a cancel or a close): the provider already settled it.
+      if (controller.signal.aborted) return undefined
+      log(`client request failed: ${error instanceof Error ? error.message : String(error)}`)
+      return null
+    } finally {
+      if (session.asks.get(id) === controller) session.asks.delete(id)
+    }
+  }
+
+  const askApproval = async (session: AcpSession, e: Extract<AgentEvent, { type: "ApprovalRequested" }>) => {
+    const toolCallId = e.tool_call_id ?? e.approval_id
+    const known = session.updates.calls.get(toolCallId)
+    const response = await ask(session, e.approval_id, (signal) =>
+      client!.request(
+        "session/request_permission",
+        {
+          sessionId: session.id,
+          toolCall: {
+            toolCallId,
+            title: e.title,
+            status: "pending",
+            rawInput: e.input,
+            ...(known === undefined && { kind: acpKind(e.tool_name === "Bash" ? "execute" : "other") }),
+            ...parentMeta(e.task_id, e.tool_name),
+          },
+          options: approvalOptions(e.tool_name, e.can_always === true),
+        },
+        { cancellationSignal: signal, stopWaitingOnCancel: true },
+      ),
+    )
+    if (response === undefined) return
+    const decision = response === null ? "deny" : decisionOf(response.outcome)
+    await host
+      .call(agentId, "answerApproval", {
+        sessionId: session.id,
+        approvalId: e.approval_id,
+        decision,
+        ...(decision === "deny" && { message: "The user rejected this action." }),
+      })
+      .catch((error: unknown) => log(`answerApproval: ${String(error)}`))
+  }
+
+  const askQuestion = async (session: AcpSession, e: Extract<AgentEvent, { type: "QuestionAsked" }>) => {
+    let answers: Answers = {}
+    if (clientCaps.elicitation?.form != null) {
+      const response = await ask(session, e.question_id, (signal) =>
+        client!.request(
+          "elicitation/create",
+          {
+            mode: "form",
+            sessionId: session.id,
+            message: e.questions.map((q) => q.question).join("\n"),
+            requestedSchema: questionForm(e.questions),
+          },
+          { cancellationSignal: signal, stopWaitingOnCancel: true },
+        ),
+      )
+      if (response === undefined) return
+      if (response?.action === "accept")
+        answers = answersFromForm(e.questions, (response as { content?: Record<string, unknown> }).content)
+    } else {
+      for (const [index, question] of e.questions.entries()) {
+        const response = await ask(session, e.question_id, (signal) =>
+          client!.request(
+            "session/request_permission",
+            {
+              sessionId: session.id,
+              toolCall: {
+                toolCallId: `${e.question_id}/${index + 1}`,
+                title: question.header ? `${question.header}: ${question.question}` : question.question,
+                kind: "other",
+                status: "pending",
+                rawInput: question,
+                ...parentMeta(e.task_id, "AskUserQuestion"),
+              },
+              options: questionOptions(question),
+            },
+            { cancellationSignal: signal, stopWaitingOnCancel: true },
+          ),
+        )
+        if (response === undefined) return
+        const label = response ? answerFromOption(question, response.outcome) : undefined
+        if (label !== undefined) answers[question.question] = question.multi_select ? [label] : label
+      }
+    }
+    const none = Object.keys(answers).length === 0
+    await host
+      .call(agentId, "answerQuestion", {
+        sessionId: session.id,
+        questionId: e.question_id,
+        answers,
+        ...(none && { response: DECLINED }),
+      })
+      .catch((error: unknown) => log(`answerQuestion: ${String(error)}`))
+  }
+
+  // -- sessions ---------------------------------------------------------------
+
+  const mcp = (servers: ReadonlyArray<acp.McpServer> | undefined) => {
+    const config = mcpConfigOf(servers)
+    if (servers !== undefined) options.setMcpConfig?.(config.json)
+    return config.refused
+  }
+
+  /** Open a provider session (create, resume, fork) and serve it. */
+  const open = async (cwd: string, start: () => Promise<SessionOpened>, refused: ReadonlyArray<string>) => {
+    opening++
+    let opened: SessionOpened
+    try {
+      opened = await start()
+    } finally {
+      opening--
+    }
+    const current = await agentInfo()
+    const values = { ...defaultsOf(current), ...opened.info.options }
+    const session = new AcpSession(opened.session_id, cwd, values, send(opened.session_id), log)
+    sessions.set(session.id, session)
+    const early = held.get(session.id) ?? []
+    held.delete(session.id)
+    if (opening === 0) held.clear()
+    // Sent once the answer is out: a client knows the session only from it.
+    setTimeout(() => {
+      for (const event of early) onEvent(session, event)
+      if (refused.length > 0)
+        void session.notify({
+          sessionUpdate: "agent_message_chunk",
+          content: {
+            type: "text",
+            text: `> ⚠ MCP servers not started (only http and sse servers are passed to Claude Code): ${refused.join(", ")}\n\n`,
+          },
+        })
+    }, 0)
+    return {
+      session,
+      state: { modes: modesOf(current, values), configOptions: configOptionsOf(current, values) },
+    }
+  }
+
+  const ready = async () => {
+    const current = await agentInfo()
+    if (current.status === "AuthRequired")
+      throw acp.RequestError.authRequired(
+        { authMethods: Object.values(AUTH_METHODS) },
+        current.statusMessage ?? "Claude Code is not logged in",
+      )
+    if (current.status === "Unavailable")
+      throw acp.RequestError.internalError({}, current.statusMessage ?? "Claude Code cannot be run")
+    return current
+  }
+
+  const closeSession = async (sessionId: string) => {
+    const session = sessions.get(sessionId)
+    if (!session) return
+    sessions.delete(sessionId)
+    session.close()
+    await host
+      .call(agentId, "closeSession", { sessionId })
+      .catch((e: unknown) => log(`closeSession: ${String(e)}`))
+  }
+
+  // -- the app ----------------------------------------------------------------
+
+  return acp
+    .agent({ name: "convergence/claude" })
+    .onConnect((connection) => {
+      client = connection.client
+      void connection.closed.then(async () => {
+        await Promise.all([...sessions.keys()].map(closeSession))
+      })
+    })
+    .onRequest("initialize", async ({ params }) => {
+      clientCaps = params.clientCapabilities ?? {}
+      const current = await agentInfo().catch(() => undefined)
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentInfo: {
+          name: "convergence-claude",
+          title: "Claude Code (convergence)",
+          version: options.version ?? "0",
+        },
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: {
+            image: current?.capabilities.images ?? true,
+            embeddedContext: true,
+            audio: false,
+          },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {} },
+        },
+        authMethods: [
+          ...(clientCaps.auth?.terminal
+            ? [
+                {
+                  type: "terminal" as const,
+                  id: AUTH_METHODS.login,
+                  name: "Log in to Claude",
+                  description:
+                    "Runs `claude auth login` in a terminal (a Claude subscription or Console account)",
+                  args: ["--login"],
+                },
+              ]
+            : [
+                {
+                  id: AUTH_METHODS.login,
+                  name: "Log in to Claude",
+                  description: "Starts `claude auth login`; open the address it gives in a browser",
+                },
+              ]),
+          {
+            id: AUTH_METHODS.apiKey,
+            name: "Anthropic API key",
+            description: "Set ANTHROPIC_API_KEY in the agent's environment (the editor's agent settings)",
+          },
+          {
+            id: AUTH_METHODS.gateway,
+            name: "Gateway or proxy account",
+            description:
+              "Set ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN in the agent's environment, or run it with --account <id>",
+          },
+        ],
+      }
+    })
+    .onRequest("authenticate", async ({ params }) => {
+      if (params.methodId === AUTH_METHODS.login) {
+        const started = await call("authenticate", () => host.call(agentId, "signIn"))
+        log(`claude auth login: ${started.message}${started.url ? ` ${started.url}` : ""}`)
+        info = undefined
+        return {
+          _meta: { claudeCode: { message: started.message, ...(started.url && { url: started.url }) } },
+        }
+      }
+      if (params.methodId === AUTH_METHODS.apiKey || params.methodId === AUTH_METHODS.gateway) {
+        info = undefined
+        const current = await agentInfo()
+        if (current.status !== "Ready")
+          throw acp.RequestError.authRequired(
+            {},
+            params.methodId === AUTH_METHODS.apiKey
+              ? "No usable ANTHROPIC_API_KEY in the agent's environment"
+              : "No gateway (ANTHROPIC_BASE_URL and ANTHROPIC_AUTH_TOKEN) in the agent's environment",
+          )
+        return {}
+      }
+      throw acp.RequestError.invalidParams(
+        { methodId: params.methodId },
+        `unknown auth method ${params.methodId}`,
+      )
+    })
+    .onRequest("logout", async () => {
+      await call("logout", () => host.call(agentId, "signOut"))
+      info = undefined
+      return {}
+    })
+    .onRequest("session/new", async ({ params }) => {
+      await ready()
+      const cwd = workspace(params.cwd)
+      const refused = mcp(params.mcpServers)
+      const { session, state } = await call("session/new", () =>
+        open(cwd, () => host.call(agentId, "createSession", { cwd }), refused),
+      )
+      return { sessionId: session.id, ...state }
+    })
+    .onRequest("session/load", async ({ params }) => {
+      await ready()
+      const cwd = workspace(params.cwd)
+      const refused = mcp(params.mcpServers)
+      const sessionId = params.sessionId
+      await closeSession(sessionId)
+      const transcript = await call("session/load", () =>
+        host.call(agentId, "readSession", { sessionId, cwd }),
+      )
+      const replaying = new AcpSession(sessionId, cwd, {}, send(sessionId), log)
+      let n = 0
+      for (const update of replayUpdates(replaying.updates, transcript.items)) {
+        // Backpressure: a long chat is written as it is walked.
+        if (++n % 64 === 0) await replaying.notify(update)
+        else void replaying.notify(update)
+      }
+      await replaying.flushed()
+      const { session, state } = await call("session/load", () =>
+        open(cwd, () => host.call(agentId, "resumeSession", { sessionId, cwd }), refused),
+      )
+      for (const [id, seen] of replaying.updates.calls) session.updates.calls.set(id, seen)
+      return state
+    })
+    .onRequest("session/resume", async ({ params }) => {
+      await ready()
+      const cwd = workspace(params.cwd)
+      const refused = mcp(params.mcpServers)
+      const sessionId = params.sessionId
+      if (sessions.has(sessionId)) {
+        const current = await agentInfo()
+        const live = sessions.get(sessionId)!
+        return { modes: modesOf(current, live.values), configOptions: configOptionsOf(current, live.values) }
+      }
+      const { state } = await call("session/resume", () =>
+        open(cwd, () => host.call(agentId, "resumeSession", { sessionId, cwd }), refused),
+      )
+      return state
+    })
+    .onRequest("session/fork", async ({ params }) => {
+      await ready()
+      const cwd = workspace(params.cwd)
+      const refused = mcp(params.mcpServers)
+      const { session, state } = await call("session/fork", () =>
+        open(cwd, () => host.call(agentId, "forkSession", { sessionId: params.sessionId, cwd }), refused),
+      )
+      return { sessionId: session.id, ...state }
+    })
+    .onRequest("session/list", async ({ params }) => {
+      const cwd = params.cwd ?? undefined
+      if (cwd !== undefined && !isAbsolute(cwd))
+        throw acp.RequestError.invalidParams({ cwd }, "cwd must be an absolute path")
+      const page = await call("session/list", () =>
+        host.call(agentId, "listSessions", {
+          ...(cwd !== undefined && { cwd }),
+          ...(params.cursor ? { cursor: params.cursor } : {}),
+        }),
+      )
+      return {
+        sessions: page.sessions.flatMap((s) => {
+          const where = s.cwd ?? cwd
+          return where === undefined
+            ? []
+            : [{ sessionId: s.session_id, cwd: where, title: s.title, updatedAt: s.modified_at }]
+        }),
+        ...(page.cursor !== undefined && { nextCursor: page.cursor }),
+      }
+    })
+    .onRequest("session/close", async ({ params }) => {
+      need(params.sessionId)
+      await closeSession(params.sessionId)
+      return {}
+    })
+    .onRequest("session/set_mode", async ({ params }) => {
+      const session = need(params.sessionId)
+      const current = await agentInfo()
+      const problem = checkValue(current, session.values, APPROVAL_OPTION, params.modeId)
+      if (problem) throw acp.RequestError.invalidParams({ modeId: params.modeId }, problem)
+      await call("session/set_mode", () =>
+        host.call(agentId, "setOption", {
+          sessionId: session.id,
+          optionId: APPROVAL_OPTION,
+          value: params.modeId,
+        }),
+      )
+      const changed = session.values[APPROVAL_OPTION] !== params.modeId
+      session.values = { ...session.values, [APPROVAL_OPTION]: params.modeId }
+      if (changed) void session.notify({ sessionUpdate: "current_mode_update", currentModeId: params.modeId })
+      return {}
+    })
+    .onRequest("session/set_config_option", async ({ params }) => {
+      const session = need(params.sessionId)
+      const current = await agentInfo()
+      if (params.configId === APPROVAL_OPTION)
+        throw acp.RequestError.invalidParams(
+          { configId: params.configId },
+          "the approval mode is set with session/set_mode",
+        )
+      const problem = checkValue(current, session.values, params.configId, params.value)
+      if (problem)
+        throw acp.RequestError.invalidParams({ configId: params.configId, value: params.value }, problem)
+      await call("session/set_config_option", () =>
+        host.call(agentId, "setOption", {
+          sessionId: session.id,
+          optionId: params.configId,
+          value: params.value,
+        }),
+      )
+      session.values = { ...session.values, [params.configId]: params.value }
+      return { configOptions: configOptionsOf(current, session.values) }
+    })
+    .onRequest("session/prompt", async ({ params }) => {
+      const session = need(params.sessionId)
+      let parts: ReturnType<typeof promptParts>
+      try {
+        parts = promptParts(params.prompt, session.skills)
+      } catch (error) {
+        if (error instanceof PromptRefused) throw acp.RequestError.invalidParams({}, error.message)
+        throw error
+      }
+      if (parts.text.trim() === "" && parts.images.length === 0 && parts.skill === undefined)
+        throw acp.RequestError.invalidParams({}, "the prompt is empty")
+      const accepted = await call(CLIENT_ERROR, () =>
+        host.call(agentId, "prompt", {
+          sessionId: session.id,
+          text: parts.text,
+          ...(parts.images.length > 0 && { images: parts.images }),
+          ...(parts.skill !== undefined && { skill: parts.skill }),
+        }),
+      )
+      const end = await session.waitRun(accepted.run_id)
+      await session.flushed()
+      if (end.kind === "ended" && end.outcome === "Failed" && !end.cancelled)
+        throw acp.RequestError.internalError(
+          { error: end.event.error },
+          end.event.error ? `The run failed: ${end.event.error}` : "The run failed",
+        )
+      const usage = end.kind === "ended" ? end.event.usage : undefined
+      return {
+        stopReason: stopReasonOf(end),
+        ...(usage && {
+          usage: {
+            inputTokens: usage.input_tokens,
+            outputTokens: usage.output_tokens,
+            totalTokens:
+              usage.input_tokens +
+              usage.output_tokens +
+              (usage.cache_read_tokens ?? 0) +
+              (usage.cache_write_tokens ?? 0),
+            ...(usage.thinking_tokens !== undefined && { thoughtTokens: usage.thinking_tokens }),
+            ...(usage.cache_read_tokens !== undefined && { cachedReadTokens: usage.cache_read_tokens }),
+            ...(usage.cache_write_tokens !== undefined && { cachedWriteTokens: usage.cache_write_tokens }),
+          },
+        }),
+      }
+    })
+    .onNotification("session/cancel", async ({ params }) => {
+      const session = sessions.get(params.sessionId)
+      if (!session) return
+      session.cancel(graceMs)
+      await host
+        .call(agentId, "cancel", { sessionId: session.id })
+        .catch((e: unknown) => log(`cancel: ${String(e)}`))
+    })
+}
