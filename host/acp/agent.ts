@@ -16,6 +16,7 @@
  * - Closing the connection closes every session it opened (the host then
  *   ends their processes).
  */
+import { randomUUID } from "node:crypto"
 import { statSync } from "node:fs"
 import { isAbsolute } from "node:path"
 import * as acp from "@agentclientprotocol/sdk/unstable"
@@ -146,6 +147,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
         break
     }
     for (const update of updatesOf(session.updates, event)) void session.notify(update)
+    if (event.type === "RunStarted") void session.flushed().then(() => session.runStarted(event.run_id))
     if (event.type === "RunEnded") void session.flushed().then(() => session.runEnded(event))
   }
 
@@ -528,8 +530,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
     .onRequest("session/set_mode", async ({ params }) => {
       const session = need(params.sessionId)
       const current = await agentInfo()
-      const problem = checkValue(current, session.values, APPROVAL_OPTION, params.modeId)
-      if (problem) throw acp.RequestError.invalidParams({ modeId: params.modeId }, problem)
+      const checked = checkValue(current, session.values, APPROVAL_OPTION, params.modeId)
+      if ("error" in checked) throw acp.RequestError.invalidParams({ modeId: params.modeId }, checked.error)
       await call("session/set_mode", () =>
         host.call(agentId, "setOption", {
           sessionId: session.id,
@@ -550,17 +552,17 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
           { configId: params.configId },
           "the approval mode is set with session/set_mode",
         )
-      const problem = checkValue(current, session.values, params.configId, params.value)
-      if (problem)
-        throw acp.RequestError.invalidParams({ configId: params.configId, value: params.value }, problem)
+      const checked = checkValue(current, session.values, params.configId, params.value)
+      if ("error" in checked)
+        throw acp.RequestError.invalidParams(
+          { configId: params.configId, value: params.value },
+          checked.error,
+        )
+      const value = checked.value
       await call("session/set_config_option", () =>
-        host.call(agentId, "setOption", {
-          sessionId: session.id,
-          optionId: params.configId,
-          value: params.value,
-        }),
+        host.call(agentId, "setOption", { sessionId: session.id, optionId: params.configId, value }),
       )
-      session.values = { ...session.values, [params.configId]: params.value }
+      session.values = { ...session.values, [params.configId]: value }
       return { configOptions: configOptionsOf(current, session.values) }
     })
     .onRequest("session/prompt", async ({ params }) => {
@@ -574,15 +576,17 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
       }
       if (parts.text.trim() === "" && parts.images.length === 0 && parts.skill === undefined)
         throw acp.RequestError.invalidParams({}, "the prompt is empty")
+      const deliveryId = randomUUID()
       const accepted = await call(CLIENT_ERROR, () =>
         host.call(agentId, "prompt", {
           sessionId: session.id,
+          deliveryId,
           text: parts.text,
           ...(parts.images.length > 0 && { images: parts.images }),
           ...(parts.skill !== undefined && { skill: parts.skill }),
         }),
       )
-      const end = await session.waitRun(accepted.run_id)
+      const end = await session.waitRun(accepted.run_id, deliveryId)
       await session.flushed()
       if (end.kind === "ended" && end.outcome === "Failed" && !end.cancelled)
         throw acp.RequestError.internalError(

@@ -92,19 +92,26 @@ export const configOptionsOf = (info: AgentInfo, values: OptionValues): acp.Sess
       ]
     })
 
-/** Is `value` one this option takes? A clear error otherwise, before the provider sees it. */
+/**
+ * The value this option takes for `value` (a model alias such as `sonnet`
+ * becomes its model's value), or a clear error, before the provider sees it.
+ */
 export const checkValue = (
   info: AgentInfo,
   values: OptionValues,
   optionId: string,
   value: unknown,
-): string | undefined => {
+): { readonly value: string | boolean } | { readonly error: string } => {
   const option = info.options.find((o) => o.id === optionId)
-  if (!option) return `no option ${optionId} (have: ${info.options.map((o) => o.id).join(", ")})`
+  if (!option) return { error: `no option ${optionId} (have: ${info.options.map((o) => o.id).join(", ")})` }
   if (option.kind === "toggle")
-    return typeof value === "boolean" ? undefined : `${optionId} takes true or false`
+    return typeof value === "boolean" ? { value } : { error: `${optionId} takes true or false` }
   const choices = optionId === APPROVAL_OPTION ? (option.choices ?? []) : choicesFor(option, values)
-  return typeof value === "string" && choices.some((c) => c.value === value)
-    ? undefined
-    : `${optionId} takes one of ${choices.map((c) => c.value).join(", ")}`
+  if (typeof value === "string" && choices.some((c) => c.value === value)) return { value }
+  const model =
+    optionId === MODEL_OPTION && typeof value === "string"
+      ? info.models.find((m) => m.aliases?.includes(value))
+      : undefined
+  if (model && choices.some((c) => c.value === model.value)) return { value: model.value }
+  return { error: `${optionId} takes one of ${choices.map((c) => c.value).join(", ")}` }
 }

@@ -28,10 +28,25 @@ export type PromptEnd =
   | { readonly kind: "closed" }
 
 interface Waiter {
-  readonly runId: string
+  /** The run the prompt is in; undefined while a steered prompt waits for the run that answers it. */
+  runId: string | undefined
+  readonly deliveryId: string
   cancelled: boolean
+  guard?: ReturnType<typeof setTimeout>
   readonly resolve: (end: PromptEnd) => void
 }
+
+/** How long a steered prompt its run did not take waits for the CLI to begin the turn that answers it. */
+const CONTINUATION_MS = 5_000
+
+/**
+ * Does this run end answer this prompt? The run reports the prompts it
+ * consumed (delivery ids); a run that failed or was cancelled ends every
+ * prompt in it; an older CLI that reports none ends its own run's prompts.
+ */
+const answers = (w: Waiter, e: RunEnded): boolean =>
+  e.delivery_ids?.includes(w.deliveryId) === true ||
+  (e.run_id === w.runId && (e.outcome !== "Completed" || e.delivery_ids === undefined))
 
 export class AcpSession {
   readonly updates: UpdateState = makeUpdateState()
@@ -40,8 +55,8 @@ export class AcpSession {
   /** Open client requests by approval or question id; aborting one withdraws it from the client. */
   readonly asks = new Map<string, AbortController>()
   private readonly waiters = new Set<Waiter>()
-  /** Runs that ended before their prompt started waiting (a very short run). */
-  private readonly ended = new Map<string, RunEnded>()
+  /** Run ends no prompt was waiting for yet (a very short run). */
+  private readonly ended: RunEnded[] = []
   private outbox: Promise<void> = Promise.resolve()
   private closed = false
 
@@ -71,36 +86,55 @@ export class AcpSession {
     return this.outbox
   }
 
-  /** Wait for run `runId` to end (or be cancelled, or the session to close). */
-  waitRun(runId: string): Promise<PromptEnd> {
-    const early = this.ended.get(runId)
-    if (early)
-      return Promise.resolve({ kind: "ended", outcome: early.outcome, event: early, cancelled: false })
+  /** Wait for the run end that answers the prompt `deliveryId` sent into run `runId`. */
+  waitRun(runId: string, deliveryId: string): Promise<PromptEnd> {
     if (this.closed) return Promise.resolve({ kind: "closed" })
     return new Promise((resolve) => {
       const waiter: Waiter = {
         runId,
+        deliveryId,
         cancelled: false,
         resolve: (end) => {
+          clearTimeout(waiter.guard)
           this.waiters.delete(waiter)
           resolve(end)
         },
       }
       this.waiters.add(waiter)
+      for (const e of this.ended) if (this.waiters.has(waiter)) this.offer(waiter, e)
     })
   }
 
-  runEnded(event: RunEnded): void {
-    let waited = false
-    for (const w of [...this.waiters])
-      if (w.runId === event.run_id) {
-        waited = true
-        w.resolve({ kind: "ended", outcome: event.outcome, event, cancelled: w.cancelled })
+  private offer(w: Waiter, e: RunEnded): boolean {
+    if (answers(w, e)) {
+      w.resolve({ kind: "ended", outcome: e.outcome, event: e, cancelled: w.cancelled })
+      return true
+    }
+    if (e.run_id !== w.runId) return false
+    // A steer the run finished without: the CLI answers it in a turn of its own.
+    w.runId = undefined
+    w.guard = setTimeout(
+      () => w.resolve({ kind: "ended", outcome: e.outcome, event: e, cancelled: w.cancelled }),
+      CONTINUATION_MS,
+    )
+    return true
+  }
+
+  runStarted(runId: string): void {
+    for (const w of this.waiters)
+      if (w.runId === undefined) {
+        clearTimeout(w.guard)
+        w.runId = runId
       }
-    if (!waited) {
-      this.ended.set(event.run_id, event)
+  }
+
+  runEnded(event: RunEnded): void {
+    let taken = false
+    for (const w of [...this.waiters]) taken = this.offer(w, event) || taken
+    if (!taken) {
+      this.ended.push(event)
       // Only the last few matter (a prompt collects its run's end at once).
-      if (this.ended.size > 16) this.ended.delete(this.ended.keys().next().value!)
+      if (this.ended.length > 16) this.ended.shift()
     }
   }
 
