@@ -37,7 +37,7 @@ const start = async (
     setMcpConfig: mcpEnvSetter(world.env),
     ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
   })
-  client = makeTestClient(agent)
+  client = makeTestClient(agent.app)
   const init = await initialize(client, { elicitation: options.elicitation === true })
   const session = await client.agent.request("session/new", { cwd: world.sandbox.ws, mcpServers: [] })
   return { w: world, c: client, init, session, sessionId: session.sessionId }

@@ -49,6 +49,8 @@ export interface AcpAgentOptions {
   /** From session/cancel to a `cancelled` answer when the run stays silent. Default 8 s. */
   readonly cancelGraceMs?: number
   readonly version?: string
+  /** Log every agent event (CVG_ACP_DEBUG=1 in main.ts). */
+  readonly debug?: boolean
   /** Diagnostics (stderr in main.ts: stdout is the protocol). */
   readonly log?: (message: string) => void
 }
@@ -70,7 +72,14 @@ export const stopReasonOf = (end: PromptEnd): acp.StopReason => {
   return "end_turn"
 }
 
-export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
+export interface AcpAgent {
+  /** The ACP app: `connect` it to a stream (main.ts: stdio) or, in tests, to a client app. */
+  readonly app: acp.AgentApp
+  /** Close every session this agent opened (the connection's end does it too). */
+  readonly closeSessions: () => Promise<void>
+}
+
+export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
   const { host, agentId } = options
   const log = options.log ?? (() => {})
   const graceMs = options.cancelGraceMs ?? 8_000
@@ -175,6 +184,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
     if (hostEvent.kind === "info_changed" && hostEvent.agentId === agentId) info = undefined
     if (hostEvent.kind !== "agent_event" || hostEvent.agentId !== agentId) return
     const event = hostEvent.event
+    if (options.debug)
+      log(`event ${event.type} ${event.session_id}${"run_id" in event ? ` run ${event.run_id}` : ""}`)
     const session = sessions.get(event.session_id)
     if (session) onEvent(session, event)
     else if (opening > 0) {
@@ -354,13 +365,19 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
 
   // -- the app ----------------------------------------------------------------
 
-  return acp
+  let closingAll: Promise<void> | undefined
+  const closeSessions = () => {
+    closingAll ??= Promise.all([...sessions.keys()].map(closeSession)).then(() => {
+      closingAll = undefined
+    })
+    return closingAll
+  }
+
+  const app = acp
     .agent({ name: "convergence/claude" })
     .onConnect((connection) => {
       client = connection.client
-      void connection.closed.then(async () => {
-        await Promise.all([...sessions.keys()].map(closeSession))
-      })
+      void connection.closed.then(closeSessions)
     })
     .onRequest("initialize", async ({ params }) => {
       clientCaps = params.clientCapabilities ?? {}
@@ -620,4 +637,5 @@ export const makeAcpAgent = (options: AcpAgentOptions): acp.AgentApp => {
         .call(agentId, "cancel", { sessionId: session.id })
         .catch((e: unknown) => log(`cancel: ${String(e)}`))
     })
+  return { app, closeSessions }
 }

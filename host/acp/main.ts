@@ -114,6 +114,12 @@ const main = async (): Promise<number> => {
     host = await startHost({ pluginDir, dataDir, env })
   }
 
+  const debug = process.env.CVG_ACP_DEBUG === "1"
+  if (debug)
+    host.logger.subscribe((e) =>
+      say(`${e.level} ${e.source}: ${e.message}${e.data === undefined ? "" : ` ${JSON.stringify(e.data)}`}`),
+    )
+
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
@@ -141,13 +147,15 @@ const main = async (): Promise<number> => {
     ...(world && { fixedCwd: world.workspace }),
     version: version(),
     log: say,
+    debug,
   })
   const stream = acp.ndJsonStream(
     Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
     Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
   )
-  const connection = agent.connect(stream)
+  const connection = agent.app.connect(stream)
   await connection.closed
+  await agent.closeSessions()
   await close()
   return 0
 }
