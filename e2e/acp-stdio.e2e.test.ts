@@ -79,7 +79,13 @@ const startAgent = async (server: ModelServer, sandbox: Sandbox) => {
         () => reject(new Error(`no such message within ${ms} ms; stderr: ${stderr}`)),
         ms,
       )
-      waiting.add({ match, resolve: (m) => (clearTimeout(timer), resolve(m)) })
+      waiting.add({
+        match,
+        resolve: (m) => {
+          clearTimeout(timer)
+          resolve(m)
+        },
+      })
     })
   let id = 0
   const write = (line: string) => child.stdin!.write(`${line}\n`)
