@@ -54,7 +54,12 @@ export function* replayUpdates(
           state.calls.set(item.call.id, { output: "", parent: inTask })
           yield toolCallStart({ ...item.call, status: "Running" }, inTask)
         }
-        yield toolCallEnd(item.call, inTask)
+        {
+          const end = toolCallEnd(item.call, inTask)
+          // The task item that follows shows what the agent did; the hand-back text is the CLI's.
+          if (item.call.kind === "task" && end.sessionUpdate === "tool_call_update") delete end.content
+          yield end
+        }
         break
       case "plan":
         yield planUpdate(item.entries, inTask)

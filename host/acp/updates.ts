@@ -35,6 +35,8 @@ export interface UpdateState {
   readonly calls: Map<string, CallSeen>
   /** Text and reasoning that happened inside a task, by task id. */
   readonly taskText: Map<string, string>
+  /** The item each task's text last came from (a new item starts a new paragraph). */
+  readonly taskItem: Map<string, string>
   /** The last context figures, for usage_update. */
   context?: { used: number; size: number }
   /** The session's cost so far (the CLI's figure is per process). */
@@ -54,6 +56,7 @@ interface CallSeen {
 export const makeUpdateState = (): UpdateState => ({
   calls: new Map(),
   taskText: new Map(),
+  taskItem: new Map(),
   cost: 0,
   lastProcessCost: 0,
   notes: 0,
@@ -311,7 +314,7 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
   switch (event.type) {
     case "TextDelta":
     case "ReasoningDelta": {
-      if (parent !== undefined) return appendTaskText(state, parent, event.text)
+      if (parent !== undefined) return appendTaskText(state, parent, event.item_id, event.text)
       return [
         chunk(
           event.type === "TextDelta" ? "agent_message_chunk" : "agent_thought_chunk",
@@ -347,7 +350,10 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
         out.push(toolCallStart({ ...event.call, status: "Running" }, parent))
         state.calls.set(event.call.id, { output: "", parent })
       }
-      out.push(toolCallEnd(event.call, seen?.parent ?? parent, seen?.output ?? ""))
+      // A task's call shows the task (its work and summary), not the CLI's hand-back text.
+      const end = toolCallEnd(event.call, seen?.parent ?? parent, seen?.output ?? "")
+      if (event.call.kind === "task" && end.sessionUpdate === "tool_call_update") delete end.content
+      out.push(end)
       return out
     }
     case "Plan":
@@ -392,8 +398,11 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
 }
 
 /** Text said inside a task joins that task's call content. */
-const appendTaskText = (state: UpdateState, taskId: string, text: string): Update[] => {
-  const so = (state.taskText.get(taskId) ?? "") + text
+const appendTaskText = (state: UpdateState, taskId: string, itemId: string, text: string): Update[] => {
+  const before = state.taskText.get(taskId) ?? ""
+  const gap = before !== "" && state.taskItem.get(taskId) !== itemId ? "\n\n" : ""
+  state.taskItem.set(taskId, itemId)
+  const so = before + gap + text
   state.taskText.set(taskId, so)
   if (!state.calls.has(taskId)) return []
   return [
