@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
-import { describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeMapper } from "../../map.ts"
 import type { AgentEvent, ToolCall } from "../../sdk/protocol.ts"
 import { decodeLine } from "../../wire.ts"
@@ -20,6 +20,15 @@ import {
   type Update,
   updatesOf,
 } from "./updates.ts"
+
+// The mapper stamps rate limits with the time they were read: hold the clock still.
+beforeAll(() => {
+  vi.useFakeTimers({ toFake: ["Date"] })
+  vi.setSystemTime(new Date("2026-12-01T10:00:00Z"))
+})
+afterAll(() => {
+  vi.useRealTimers()
+})
 
 const scenarios = readdirSync("testdata").filter((d) => {
   try {
