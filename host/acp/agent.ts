@@ -67,7 +67,7 @@ const CLIENT_ERROR = "session/prompt failed"
 /** A run's stop reason: the provider's when it gives one ACP knows, else end_turn. */
 export const stopReasonOf = (end: PromptEnd): acp.StopReason => {
   if (end.kind !== "ended" || end.cancelled || end.outcome === "Cancelled") return "cancelled"
-  const reason = (end.event as { stop_reason?: unknown }).stop_reason
+  const reason = end.event.stop_reason
   if (reason === "max_tokens" || reason === "refusal" || reason === "max_turn_requests") return reason
   return "end_turn"
 }
