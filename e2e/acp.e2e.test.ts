@@ -250,7 +250,13 @@ describe("the ACP agent against the real CLI", () => {
       .filter((u) => u.toolCallId === "toolu_agent_1")
       .at(-1)
     expect(last?.status).toBe("completed")
-    expect(JSON.stringify(last?.content)).toContain("3 files.")
+    // The subagent's own words show in its call (its text and summary), not in the main stream.
+    const shown = c
+      .of(sessionId, "tool_call_update")
+      .filter((u) => u.toolCallId === "toolu_agent_1" && u.content)
+      .at(-1)
+    expect(JSON.stringify(shown?.content)).toContain("3 files.")
+    expect(c.text(sessionId)).not.toContain("3 files.")
   })
 
   it("cancel during a long Bash answers cancelled within 10 s, and the next prompt works", async () => {

@@ -91,10 +91,24 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
   let clientCaps: acp.ClientCapabilities = {}
   let info: AgentInfo | undefined
 
-  const agentInfo = async (): Promise<AgentInfo> => {
-    info ??= await host.call(agentId, "initialize")
-    return info
+  let probing: Promise<AgentInfo> | undefined
+  const agentInfo = (): Promise<AgentInfo> => {
+    if (info) return Promise.resolve(info)
+    probing ??= host.call(agentId, "initialize").then(
+      (answer) => {
+        probing = undefined
+        info = answer
+        return answer
+      },
+      (error: unknown) => {
+        probing = undefined
+        throw error
+      },
+    )
+    return probing
   }
+  // The catalog probe starts a CLI: begin at once, so the first session/new finds it done.
+  agentInfo().catch((error: unknown) => log(`initialize: ${String(error)}`))
 
   const call = async <A>(what: string, run: () => Promise<A>): Promise<A> => {
     try {
@@ -307,34 +321,64 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     return config.refused
   }
 
+  /**
+   * Start provider sessions one at a time: a session's MCP servers reach its
+   * process through the environment at launch, so the next session's must
+   * wait until this one's process has started.
+   */
+  let launching: Promise<unknown> = Promise.resolve()
+  const launch = <A>(
+    servers: ReadonlyArray<acp.McpServer> | undefined,
+    start: (refused: ReadonlyArray<string>) => Promise<A>,
+  ): Promise<A> => {
+    const next = launching.then(
+      () => start(mcp(servers)),
+      () => start(mcp(servers)),
+    )
+    launching = next.catch(() => {})
+    return next
+  }
+
+  const warnRefused = (session: AcpSession, refused: ReadonlyArray<string>) => {
+    if (refused.length === 0) return
+    void session.notify({
+      sessionUpdate: "agent_message_chunk",
+      content: {
+        type: "text",
+        text: `> ⚠ MCP servers not started (only http and sse servers are passed to Claude Code): ${refused.join(", ")}\n\n`,
+      },
+    })
+  }
+
   /** Open a provider session (create, resume, fork) and serve it. */
-  const open = async (cwd: string, start: () => Promise<SessionOpened>, refused: ReadonlyArray<string>) => {
+  const open = async (
+    cwd: string,
+    servers: ReadonlyArray<acp.McpServer> | undefined,
+    start: () => Promise<SessionOpened>,
+  ) => {
     opening++
     let opened: SessionOpened
+    let refused: ReadonlyArray<string> = []
     try {
-      opened = await start()
+      opened = await launch(servers, (r) => {
+        refused = r
+        return start()
+      })
     } finally {
       opening--
     }
     const current = await agentInfo()
     const values = { ...defaultsOf(current), ...opened.info.options }
     const session = new AcpSession(opened.session_id, cwd, values, send(opened.session_id), log)
+    session.hold()
     sessions.set(session.id, session)
     const early = held.get(session.id) ?? []
     held.delete(session.id)
     if (opening === 0) held.clear()
-    // Sent once the answer is out: a client knows the session only from it.
-    setTimeout(() => {
-      for (const event of early) onEvent(session, event)
-      if (refused.length > 0)
-        void session.notify({
-          sessionUpdate: "agent_message_chunk",
-          content: {
-            type: "text",
-            text: `> ⚠ MCP servers not started (only http and sse servers are passed to Claude Code): ${refused.join(", ")}\n\n`,
-          },
-        })
-    }, 0)
+    for (const event of early) onEvent(session, event)
+    warnRefused(session, refused)
+    // Released once the answer is out: a client knows a new session only from it.
+    setTimeout(() => session.release(), 0)
     return {
       session,
       state: { modes: modesOf(current, values), configOptions: configOptionsOf(current, values) },
@@ -358,6 +402,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     if (!session) return
     sessions.delete(sessionId)
     session.close()
+    await session.ready.catch(() => {})
     await host
       .call(agentId, "closeSession", { sessionId })
       .catch((e: unknown) => log(`closeSession: ${String(e)}`))
@@ -381,7 +426,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     })
     .onRequest("initialize", async ({ params }) => {
       clientCaps = params.clientCapabilities ?? {}
-      const current = await agentInfo().catch(() => undefined)
+      // The catalog probe runs from the start (below); initialize does not wait for it.
+      const current = info
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentInfo: {
@@ -464,18 +510,37 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       return {}
     })
     .onRequest("session/new", async ({ params }) => {
-      await ready()
+      const current = await ready()
       const cwd = workspace(params.cwd)
-      const refused = mcp(params.mcpServers)
-      const { session, state } = await call("session/new", () =>
-        open(cwd, () => host.call(agentId, "createSession", { cwd }), refused),
+      const sessionId = randomUUID()
+      const values = defaultsOf(current)
+      const session = new AcpSession(sessionId, cwd, values, send(sessionId), log)
+      session.hold()
+      sessions.set(sessionId, session)
+      // Answer now; the CLI starts meanwhile and the first prompt waits for it.
+      session.ready = launch(params.mcpServers, (refused) => {
+        warnRefused(session, refused)
+        return host.call(agentId, "createSession", { cwd, sessionId })
+      }).then(
+        (opened) => {
+          void optionsChanged(session, opened.info.options)
+        },
+        (error: unknown) => {
+          const message = error instanceof Error ? error.message : String(error)
+          void session.notify({
+            sessionUpdate: "agent_message_chunk",
+            content: { type: "text", text: `> ✗ The session could not start: ${message}\n\n` },
+          })
+          throw acp.RequestError.internalError({}, `session/new: ${message}`)
+        },
       )
-      return { sessionId: session.id, ...state }
+      session.ready.catch(() => {})
+      setTimeout(() => session.release(), 0)
+      return { sessionId, modes: modesOf(current, values), configOptions: configOptionsOf(current, values) }
     })
     .onRequest("session/load", async ({ params }) => {
       await ready()
       const cwd = workspace(params.cwd)
-      const refused = mcp(params.mcpServers)
       const sessionId = params.sessionId
       await closeSession(sessionId)
       const transcript = await call("session/load", () =>
@@ -490,7 +555,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       }
       await replaying.flushed()
       const { session, state } = await call("session/load", () =>
-        open(cwd, () => host.call(agentId, "resumeSession", { sessionId, cwd }), refused),
+        open(cwd, params.mcpServers, () => host.call(agentId, "resumeSession", { sessionId, cwd })),
       )
       for (const [id, seen] of replaying.updates.calls) session.updates.calls.set(id, seen)
       return state
@@ -498,7 +563,6 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     .onRequest("session/resume", async ({ params }) => {
       await ready()
       const cwd = workspace(params.cwd)
-      const refused = mcp(params.mcpServers)
       const sessionId = params.sessionId
       if (sessions.has(sessionId)) {
         const current = await agentInfo()
@@ -506,16 +570,19 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         return { modes: modesOf(current, live.values), configOptions: configOptionsOf(current, live.values) }
       }
       const { state } = await call("session/resume", () =>
-        open(cwd, () => host.call(agentId, "resumeSession", { sessionId, cwd }), refused),
+        open(cwd, params.mcpServers, () => host.call(agentId, "resumeSession", { sessionId, cwd })),
       )
       return state
     })
     .onRequest("session/fork", async ({ params }) => {
       await ready()
       const cwd = workspace(params.cwd)
-      const refused = mcp(params.mcpServers)
+      const origin = sessions.get(params.sessionId)
+      if (origin) await origin.ready.catch(() => {})
       const { session, state } = await call("session/fork", () =>
-        open(cwd, () => host.call(agentId, "forkSession", { sessionId: params.sessionId, cwd }), refused),
+        open(cwd, params.mcpServers, () =>
+          host.call(agentId, "forkSession", { sessionId: params.sessionId, cwd }),
+        ),
       )
       return { sessionId: session.id, ...state }
     })
@@ -546,6 +613,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     })
     .onRequest("session/set_mode", async ({ params }) => {
       const session = need(params.sessionId)
+      await session.ready
       const current = await agentInfo()
       const checked = checkValue(current, session.values, APPROVAL_OPTION, params.modeId)
       if ("error" in checked) throw acp.RequestError.invalidParams({ modeId: params.modeId }, checked.error)
@@ -563,6 +631,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     })
     .onRequest("session/set_config_option", async ({ params }) => {
       const session = need(params.sessionId)
+      await session.ready
       const current = await agentInfo()
       if (params.configId === APPROVAL_OPTION)
         throw acp.RequestError.invalidParams(
@@ -584,6 +653,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     })
     .onRequest("session/prompt", async ({ params }) => {
       const session = need(params.sessionId)
+      await session.ready
       let parts: ReturnType<typeof promptParts>
       try {
         parts = promptParts(params.prompt, session.skills)

@@ -59,6 +59,10 @@ export class AcpSession {
   private readonly ended: RunEnded[] = []
   private outbox: Promise<void> = Promise.resolve()
   private closed = false
+  /** Updates kept back until the client has the session's id (its session/new answer). */
+  private held: Update[] | undefined
+  /** Settles when the provider session exists (session/new answers before it does). */
+  ready: Promise<void> = Promise.resolve()
 
   constructor(
     readonly id: string,
@@ -70,9 +74,24 @@ export class AcpSession {
     this.values = { ...values }
   }
 
+  /** Keep updates back until `release`. */
+  hold(): void {
+    this.held ??= []
+  }
+
+  release(): void {
+    const held = this.held ?? []
+    this.held = undefined
+    for (const update of held) void this.notify(update)
+  }
+
   /** Queue an update behind every earlier one. */
   notify(update: Update): Promise<void> {
     if (this.closed) return this.outbox
+    if (this.held) {
+      this.held.push(update)
+      return this.outbox
+    }
     this.outbox = this.outbox.then(
       () => this.send(update),
       () => this.send(update),
