@@ -37,7 +37,7 @@ import {
 } from "./questions.ts"
 import { replayUpdates } from "./replay.ts"
 import { AcpSession, type PromptEnd } from "./session.ts"
-import { acpKind, parentMeta, type Update, updatesOf } from "./updates.ts"
+import { acpKind, parentMeta, type Update, type UpdateState, updatesOf } from "./updates.ts"
 
 export interface AcpAgentOptions {
   readonly host: Host
@@ -84,9 +84,6 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
   const log = options.log ?? (() => {})
   const graceMs = options.cancelGraceMs ?? 8_000
   const sessions = new Map<string, AcpSession>()
-  /** Events of sessions being opened, held until their session is known. */
-  const held = new Map<string, AgentEvent[]>()
-  let opening = 0
   let client: acp.AgentContext | undefined
   let clientCaps: acp.ClientCapabilities = {}
   let info: AgentInfo | undefined
@@ -202,11 +199,6 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       log(`event ${event.type} ${event.session_id}${"run_id" in event ? ` run ${event.run_id}` : ""}`)
     const session = sessions.get(event.session_id)
     if (session) onEvent(session, event)
-    else if (opening > 0) {
-      const list = held.get(event.session_id) ?? []
-      list.push(event)
-      held.set(event.session_id, list)
-    }
   })
 
   // -- approvals and questions ------------------------------------------------
@@ -350,33 +342,41 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     })
   }
 
-  /** Open a provider session (create, resume, fork) and serve it. */
-  const open = async (
+  /**
+   * Serve ACP session `sessionId` at once, and start its provider session
+   * (create, resume, fork) behind it: requests that need the process wait
+   * for `ready`; a start that fails fails them with its message.
+   */
+  const serve = (
+    what: string,
+    sessionId: string,
     cwd: string,
+    current: AgentInfo,
     servers: ReadonlyArray<acp.McpServer> | undefined,
     start: () => Promise<SessionOpened>,
+    updates?: UpdateState,
   ) => {
-    opening++
-    let opened: SessionOpened
-    let refused: ReadonlyArray<string> = []
-    try {
-      opened = await launch(servers, (r) => {
-        refused = r
-        return start()
-      })
-    } finally {
-      opening--
-    }
-    const current = await agentInfo()
-    const values = { ...defaultsOf(current), ...opened.info.options }
-    const session = new AcpSession(opened.session_id, cwd, values, send(opened.session_id), log)
+    const values = defaultsOf(current)
+    const session = new AcpSession(sessionId, cwd, values, send(sessionId), log, updates)
     session.hold()
-    sessions.set(session.id, session)
-    const early = held.get(session.id) ?? []
-    held.delete(session.id)
-    if (opening === 0) held.clear()
-    for (const event of early) onEvent(session, event)
-    warnRefused(session, refused)
+    sessions.set(sessionId, session)
+    session.ready = launch(servers, (refused) => {
+      warnRefused(session, refused)
+      return start()
+    }).then(
+      (opened) => {
+        void optionsChanged(session, opened.info.options)
+      },
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error)
+        void session.notify({
+          sessionUpdate: "agent_message_chunk",
+          content: { type: "text", text: `> ✗ The session could not start: ${message}\n\n` },
+        })
+        throw acp.RequestError.internalError({}, `${what}: ${message}`)
+      },
+    )
+    session.ready.catch(() => {})
     // Released once the answer is out: a client knows a new session only from it.
     setTimeout(() => session.release(), 0)
     return {
@@ -513,33 +513,13 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       const current = await ready()
       const cwd = workspace(params.cwd)
       const sessionId = randomUUID()
-      const values = defaultsOf(current)
-      const session = new AcpSession(sessionId, cwd, values, send(sessionId), log)
-      session.hold()
-      sessions.set(sessionId, session)
-      // Answer now; the CLI starts meanwhile and the first prompt waits for it.
-      session.ready = launch(params.mcpServers, (refused) => {
-        warnRefused(session, refused)
-        return host.call(agentId, "createSession", { cwd, sessionId })
-      }).then(
-        (opened) => {
-          void optionsChanged(session, opened.info.options)
-        },
-        (error: unknown) => {
-          const message = error instanceof Error ? error.message : String(error)
-          void session.notify({
-            sessionUpdate: "agent_message_chunk",
-            content: { type: "text", text: `> ✗ The session could not start: ${message}\n\n` },
-          })
-          throw acp.RequestError.internalError({}, `session/new: ${message}`)
-        },
+      const { state } = serve("session/new", sessionId, cwd, current, params.mcpServers, () =>
+        host.call(agentId, "createSession", { cwd, sessionId }),
       )
-      session.ready.catch(() => {})
-      setTimeout(() => session.release(), 0)
-      return { sessionId, modes: modesOf(current, values), configOptions: configOptionsOf(current, values) }
+      return { sessionId, ...state }
     })
     .onRequest("session/load", async ({ params }) => {
-      await ready()
+      const current = await ready()
       const cwd = workspace(params.cwd)
       const sessionId = params.sessionId
       await closeSession(sessionId)
@@ -554,37 +534,40 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         else void replaying.notify(update)
       }
       await replaying.flushed()
-      const { session, state } = await call("session/load", () =>
-        open(cwd, params.mcpServers, () => host.call(agentId, "resumeSession", { sessionId, cwd })),
+      const { state } = serve(
+        "session/load",
+        sessionId,
+        cwd,
+        current,
+        params.mcpServers,
+        () => host.call(agentId, "resumeSession", { sessionId, cwd }),
+        replaying.updates,
       )
-      for (const [id, seen] of replaying.updates.calls) session.updates.calls.set(id, seen)
       return state
     })
     .onRequest("session/resume", async ({ params }) => {
-      await ready()
+      const current = await ready()
       const cwd = workspace(params.cwd)
       const sessionId = params.sessionId
-      if (sessions.has(sessionId)) {
-        const current = await agentInfo()
-        const live = sessions.get(sessionId)!
+      const live = sessions.get(sessionId)
+      if (live)
         return { modes: modesOf(current, live.values), configOptions: configOptionsOf(current, live.values) }
-      }
-      const { state } = await call("session/resume", () =>
-        open(cwd, params.mcpServers, () => host.call(agentId, "resumeSession", { sessionId, cwd })),
+      const { state } = serve("session/resume", sessionId, cwd, current, params.mcpServers, () =>
+        host.call(agentId, "resumeSession", { sessionId, cwd }),
       )
       return state
     })
     .onRequest("session/fork", async ({ params }) => {
-      await ready()
+      const current = await ready()
       const cwd = workspace(params.cwd)
-      const origin = sessions.get(params.sessionId)
-      if (origin) await origin.ready.catch(() => {})
-      const { session, state } = await call("session/fork", () =>
-        open(cwd, params.mcpServers, () =>
-          host.call(agentId, "forkSession", { sessionId: params.sessionId, cwd }),
-        ),
-      )
-      return { sessionId: session.id, ...state }
+      const origin = params.sessionId
+      const newSessionId = randomUUID()
+      const waitOrigin = sessions.get(origin)?.ready.catch(() => {})
+      const { state } = serve("session/fork", newSessionId, cwd, current, params.mcpServers, async () => {
+        await waitOrigin
+        return host.call(agentId, "forkSession", { sessionId: origin, newSessionId, cwd })
+      })
+      return { sessionId: newSessionId, ...state }
     })
     .onRequest("session/list", async ({ params }) => {
       const cwd = params.cwd ?? undefined

@@ -49,7 +49,6 @@ const answers = (w: Waiter, e: RunEnded): boolean =>
   (e.run_id === w.runId && (e.outcome !== "Completed" || e.delivery_ids === undefined))
 
 export class AcpSession {
-  readonly updates: UpdateState = makeUpdateState()
   values: Record<string, string | boolean>
   skills = new Set<string>()
   /** Open client requests by approval or question id; aborting one withdraws it from the client. */
@@ -70,6 +69,8 @@ export class AcpSession {
     values: OptionValues,
     private readonly send: (update: Update) => Promise<void>,
     private readonly log: (message: string) => void,
+    /** The mapping state (a loaded chat's carries on from its replay). */
+    readonly updates: UpdateState = makeUpdateState(),
   ) {
     this.values = { ...values }
   }
