@@ -351,13 +351,18 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     what: string,
     sessionId: string,
     cwd: string,
-    current: AgentInfo,
     servers: ReadonlyArray<acp.McpServer> | undefined,
     start: () => Promise<SessionOpened>,
     updates?: UpdateState,
-  ) => {
-    const values = defaultsOf(current)
-    const session = new AcpSession(sessionId, cwd, values, send(sessionId), log, updates)
+  ): AcpSession => {
+    const session = new AcpSession(
+      sessionId,
+      cwd,
+      info ? defaultsOf(info) : {},
+      send(sessionId),
+      log,
+      updates,
+    )
     session.hold()
     sessions.set(sessionId, session)
     session.ready = launch(servers, (refused) => {
@@ -379,9 +384,15 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     session.ready.catch(() => {})
     // Released once the answer is out: a client knows a new session only from it.
     setTimeout(() => session.release(), 0)
+    return session
+  }
+
+  /** What a session answer carries: its modes and config options, the agent's defaults under its values. */
+  const stateOf = (session: AcpSession, current: AgentInfo) => {
+    session.values = { ...defaultsOf(current), ...session.values }
     return {
-      session,
-      state: { modes: modesOf(current, values), configOptions: configOptionsOf(current, values) },
+      modes: modesOf(current, session.values),
+      configOptions: configOptionsOf(current, session.values),
     }
   }
 
@@ -510,13 +521,17 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       return {}
     })
     .onRequest("session/new", async ({ params }) => {
-      const current = await ready()
       const cwd = workspace(params.cwd)
       const sessionId = randomUUID()
-      const { state } = serve("session/new", sessionId, cwd, current, params.mcpServers, () =>
+      // The session's CLI starts alongside the catalog probe (both take a CLI start).
+      const session = serve("session/new", sessionId, cwd, params.mcpServers, () =>
         host.call(agentId, "createSession", { cwd, sessionId }),
       )
-      return { sessionId, ...state }
+      const current = await ready().catch(async (error: unknown) => {
+        await closeSession(sessionId)
+        throw error
+      })
+      return { sessionId, ...stateOf(session, current) }
     })
     .onRequest("session/load", async ({ params }) => {
       const current = await ready()
@@ -534,28 +549,26 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         else void replaying.notify(update)
       }
       await replaying.flushed()
-      const { state } = serve(
+      const session = serve(
         "session/load",
         sessionId,
         cwd,
-        current,
         params.mcpServers,
         () => host.call(agentId, "resumeSession", { sessionId, cwd }),
         replaying.updates,
       )
-      return state
+      return stateOf(session, current)
     })
     .onRequest("session/resume", async ({ params }) => {
       const current = await ready()
       const cwd = workspace(params.cwd)
       const sessionId = params.sessionId
       const live = sessions.get(sessionId)
-      if (live)
-        return { modes: modesOf(current, live.values), configOptions: configOptionsOf(current, live.values) }
-      const { state } = serve("session/resume", sessionId, cwd, current, params.mcpServers, () =>
+      if (live) return stateOf(live, current)
+      const session = serve("session/resume", sessionId, cwd, params.mcpServers, () =>
         host.call(agentId, "resumeSession", { sessionId, cwd }),
       )
-      return state
+      return stateOf(session, current)
     })
     .onRequest("session/fork", async ({ params }) => {
       const current = await ready()
@@ -563,11 +576,11 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       const origin = params.sessionId
       const newSessionId = randomUUID()
       const waitOrigin = sessions.get(origin)?.ready.catch(() => {})
-      const { state } = serve("session/fork", newSessionId, cwd, current, params.mcpServers, async () => {
+      const session = serve("session/fork", newSessionId, cwd, params.mcpServers, async () => {
         await waitOrigin
         return host.call(agentId, "forkSession", { sessionId: origin, newSessionId, cwd })
       })
-      return { sessionId: newSessionId, ...state }
+      return { sessionId: newSessionId, ...stateOf(session, current) }
     })
     .onRequest("session/list", async ({ params }) => {
       const cwd = params.cwd ?? undefined
