@@ -352,7 +352,8 @@ export const main = async () => {
   for (let run = 0; run < RUNS; run++)
     for (const adapter of adapters) {
       const f = await newAndFirstChunk(adapter)
-      const slot = (figures[adapter.name] ??= { tNew: [], tFirst: [], tWarm: [], peak: [] })
+      figures[adapter.name] ??= { tNew: [], tFirst: [], tWarm: [], peak: [] }
+      const slot = figures[adapter.name]!
       slot.tNew.push(f.tNew)
       slot.tFirst.push(f.tFirst)
       slot.tWarm.push(f.tWarm)
