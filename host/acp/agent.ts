@@ -534,7 +534,9 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       return { sessionId, ...stateOf(session, current) }
     })
     .onRequest("session/load", async ({ params }) => {
-      const current = await ready()
+      // The replay does not need the catalog: it runs while the probe finishes.
+      const probe = ready()
+      probe.catch(() => {})
       const cwd = workspace(params.cwd)
       const sessionId = params.sessionId
       await closeSession(sessionId)
@@ -557,6 +559,10 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         () => host.call(agentId, "resumeSession", { sessionId, cwd }),
         replaying.updates,
       )
+      const current = await probe.catch(async (error: unknown) => {
+        await closeSession(sessionId)
+        throw error
+      })
       return stateOf(session, current)
     })
     .onRequest("session/resume", async ({ params }) => {
