@@ -36,7 +36,7 @@ import {
 import { DEMO_ENV, DEMO_PROMPT, demoScenario } from "../testkit/demo.ts"
 import { type ModelServer, type Scenario, startModelServer, text } from "../testkit/model-server.ts"
 
-const RUNS = 3
+const RUNS = 5
 const LOAD_TURNS = 2_000
 const root = join(import.meta.dirname, "..")
 
