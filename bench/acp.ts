@@ -122,7 +122,19 @@ const withWorld = async <A>(
     return await run(sandbox, server)
   } finally {
     await server.close()
-    sandbox.cleanup()
+    await removeSoon(sandbox)
+  }
+}
+
+/** A CLI that is still exiting may write into HOME for a moment: retry, then leave it to tmp. */
+const removeSoon = async (sandbox: Sandbox) => {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      sandbox.cleanup()
+      return
+    } catch {
+      await new Promise((r) => setTimeout(r, 200))
+    }
   }
 }
 
