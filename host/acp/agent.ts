@@ -15,6 +15,7 @@
  *   conversation at the next prompt.
  * - Closing the connection closes every session it opened (the host then
  *   ends their processes).
+ * Approvals and questions are asks.ts's; the pure mappings live beside it.
  */
 import { randomUUID } from "node:crypto"
 import { statSync } from "node:fs"
@@ -25,19 +26,10 @@ import type { AgentEvent, AgentInfo, SessionOpened } from "../../sdk/protocol.ts
 import { mcpConfigOf } from "./mcp.ts"
 import { APPROVAL_OPTION, checkValue, configOptionsOf, defaultsOf, modesOf } from "./options.ts"
 import { PromptRefused, promptParts } from "./prompt.ts"
-import {
-  answerFromOption,
-  type Answers,
-  answersFromForm,
-  approvalOptions,
-  DECLINED,
-  decisionOf,
-  questionForm,
-  questionOptions,
-} from "./questions.ts"
+import { makeAsks } from "./asks.ts"
 import { replayUpdates } from "./replay.ts"
 import { AcpSession, type PromptEnd } from "./session.ts"
-import { acpKind, parentMeta, type Update, type UpdateState, updatesOf } from "./updates.ts"
+import { type Update, type UpdateState, updatesOf } from "./updates.ts"
 
 export interface AcpAgentOptions {
   readonly host: Host
@@ -201,109 +193,13 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     if (session) onEvent(session, event)
   })
 
-  // -- approvals and questions ------------------------------------------------
-
-  const ask = async <R>(session: AcpSession, id: string, request: (signal: AbortSignal) => Promise<R>) => {
-    const controller = new AbortController()
-    session.asks.set(id, controller)
-    try {
-      return await request(controller.signal)
-    } catch (error) {
-      // Withdrawn (by the CLI, a cancel or a close): the provider already settled it.
-      if (controller.signal.aborted) return undefined
-      log(`client request failed: ${error instanceof Error ? error.message : String(error)}`)
-      return null
-    } finally {
-      if (session.asks.get(id) === controller) session.asks.delete(id)
-    }
-  }
-
-  const askApproval = async (session: AcpSession, e: Extract<AgentEvent, { type: "ApprovalRequested" }>) => {
-    const toolCallId = e.tool_call_id ?? e.approval_id
-    const known = session.updates.calls.get(toolCallId)
-    const response = await ask(session, e.approval_id, (signal) =>
-      client!.request(
-        "session/request_permission",
-        {
-          sessionId: session.id,
-          toolCall: {
-            toolCallId,
-            title: e.title,
-            status: "pending",
-            rawInput: e.input,
-            ...(known === undefined && { kind: acpKind(e.tool_name === "Bash" ? "execute" : "other") }),
-            ...parentMeta(e.task_id, e.tool_name),
-          },
-          options: approvalOptions(e.tool_name, e.can_always === true),
-        },
-        { cancellationSignal: signal, stopWaitingOnCancel: true },
-      ),
-    )
-    if (response === undefined) return
-    const decision = response === null ? "deny" : decisionOf(response.outcome)
-    await host
-      .call(agentId, "answerApproval", {
-        sessionId: session.id,
-        approvalId: e.approval_id,
-        decision,
-        ...(decision === "deny" && { message: "The user rejected this action." }),
-      })
-      .catch((error: unknown) => log(`answerApproval: ${String(error)}`))
-  }
-
-  const askQuestion = async (session: AcpSession, e: Extract<AgentEvent, { type: "QuestionAsked" }>) => {
-    let answers: Answers = {}
-    if (clientCaps.elicitation?.form != null) {
-      const response = await ask(session, e.question_id, (signal) =>
-        client!.request(
-          "elicitation/create",
-          {
-            mode: "form",
-            sessionId: session.id,
-            message: e.questions.map((q) => q.question).join("\n"),
-            requestedSchema: questionForm(e.questions),
-          },
-          { cancellationSignal: signal, stopWaitingOnCancel: true },
-        ),
-      )
-      if (response === undefined) return
-      if (response?.action === "accept")
-        answers = answersFromForm(e.questions, (response as { content?: Record<string, unknown> }).content)
-    } else {
-      for (const [index, question] of e.questions.entries()) {
-        const response = await ask(session, e.question_id, (signal) =>
-          client!.request(
-            "session/request_permission",
-            {
-              sessionId: session.id,
-              toolCall: {
-                toolCallId: `${e.question_id}/${index + 1}`,
-                title: question.header ? `${question.header}: ${question.question}` : question.question,
-                kind: "other",
-                status: "pending",
-                rawInput: question,
-                ...parentMeta(e.task_id, "AskUserQuestion"),
-              },
-              options: questionOptions(question),
-            },
-            { cancellationSignal: signal, stopWaitingOnCancel: true },
-          ),
-        )
-        if (response === undefined) return
-        const label = response ? answerFromOption(question, response.outcome) : undefined
-        if (label !== undefined) answers[question.question] = question.multi_select ? [label] : label
-      }
-    }
-    const none = Object.keys(answers).length === 0
-    await host
-      .call(agentId, "answerQuestion", {
-        sessionId: session.id,
-        questionId: e.question_id,
-        answers,
-        ...(none && { response: DECLINED }),
-      })
-      .catch((error: unknown) => log(`answerQuestion: ${String(error)}`))
-  }
+  const { askApproval, askQuestion } = makeAsks({
+    host,
+    agentId,
+    log,
+    client: () => client,
+    elicitation: () => clientCaps.elicitation?.form != null,
+  })
 
   // -- sessions ---------------------------------------------------------------
 
