@@ -42,10 +42,12 @@ const run = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.runPromise(withBroker(broker.api)(effect) as Effect.Effect<A, E, never>)
 
 describe("account probes against the real CLI", () => {
-  it("signed out: AuthRequired naming the directory to log in against", async () => {
+  it("signed out: AuthRequired, the default account told to run a plain `claude auth login`", async () => {
     const status = await run(authStatus(DEFAULT_ACCOUNT))
     expect(status.status).toBe("AuthRequired")
-    expect(status.message).toContain(join(world.home, ".claude"))
+    // Naming ~/.claude in CLAUDE_CONFIG_DIR would make the CLI skip the keychain login.
+    expect(status.message).toContain("`claude auth login`")
+    expect(status.message).not.toContain("CLAUDE_CONFIG_DIR")
   }, 60_000)
 
   it("an account with its own directory and an API key in its env: Ready, described as an API key", async () => {
