@@ -11,7 +11,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
-import { conversationMethods } from "./agent/conversations.ts"
+import { conversationMethods, recoveryFor } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
 import { checkUltracode, refreshSkills as refreshSkillsOf } from "./agent/session-checks.ts"
 import { makeCatalog } from "./catalog.ts"
@@ -145,6 +145,7 @@ export const makeClaudeAgent = (
               }),
             runEnded: (open) => refreshSkills(open, hostId),
             usageLimits: (limits) => rememberLimits(limits),
+            recover: recoveryFor(acct, hostId, params.cwd),
           },
           ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },

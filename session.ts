@@ -12,8 +12,14 @@
  *
  * Rules: a prompt during a run steers it (`priority: "next"`); cancel
  * interrupts, rejects the open approvals and questions, and ends the run
- * Cancelled at its `result` or after a watchdog; a process that exits fails
- * its run and the next prompt resumes the conversation it left (`--resume`).
+ * Cancelled at its `result` or after a watchdog; a process that does not
+ * answer the `interrupt` in time is killed and started again; a process that
+ * exits fails its run and the next prompt resumes the conversation it left
+ * (`--resume`), but only a conversation the CLI stored (`recover`): one it
+ * never wrote starts anew under the same id, and the host is told. A prompt
+ * whose write finds the process gone is written once more to a new process
+ * (same uuid and delivery id). Close settles every open approval and
+ * question and fails an `initialize` in flight at once.
  * The owner's record of the session (`own`) is built from the LiveSession
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
@@ -59,9 +65,25 @@ export interface SessionTimeouts {
   readonly initializeMs: number
   /** Cancel's watchdog: the run ends Cancelled after this even if the CLI is silent (default 10 s). */
   readonly cancelMs: number
+  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers in ~20 ms). */
+  readonly interruptMs: number
+  /** A fixed silence bound; unset, it comes from the CLI's `API_TIMEOUT_MS` (session/silence.ts). */
+  readonly silenceMs?: number | undefined
 }
 
-export const DEFAULT_TIMEOUTS: SessionTimeouts = { controlMs: 30_000, initializeMs: 60_000, cancelMs: 10_000 }
+export const DEFAULT_TIMEOUTS: SessionTimeouts = {
+  controlMs: 30_000,
+  initializeMs: 60_000,
+  cancelMs: 10_000,
+  interruptMs: 3_000,
+}
+
+/** What a relaunch that guessed `--resume` should really do (the agent reads the transcript). */
+export interface Recovery {
+  readonly start: StartMode
+  /** Said to the host when the start is not the guess. */
+  readonly notice?: string | undefined
+}
 
 /** What the owner hears, each hook handed the owner's record `R` of this session. */
 export interface SessionHooks<R> {
@@ -77,6 +99,11 @@ export interface SessionHooks<R> {
   /** A process is up (after initialize), on its own fiber. */
   readonly launched?: (record: R) => Effect.Effect<void, never, Broker>
   readonly usageLimits?: (limits: UsageLimits, record: R) => Effect.Effect<void, never, Broker>
+  /**
+   * Before a launch that would `--resume` a conversation only because a prompt was written
+   * to it: is it stored? (The CLI may have died before writing it.) Absent: resume.
+   */
+  readonly recover?: (guess: StartMode, record: R) => Effect.Effect<Recovery, never, Broker>
 }
 
 export interface SessionSetup<R = LiveSession> {
@@ -152,7 +179,7 @@ const defaultContent = (params: PromptParams): ReadonlyArray<unknown> => [
   ...(params.text !== "" || !params.images?.length ? [{ type: "text", text: params.text }] : []),
 ]
 
-/** Once a user message is written the conversation has a file: later launches resume it. */
+/** Once a user message is written the conversation should have a file: later launches resume it (checked first). */
 const nextStartAfterWrite = (start: StartMode): StartMode => ({ kind: "resume", cliId: start.cliId })
 
 /** A session whose hooks get the LiveSession itself. */
@@ -174,8 +201,12 @@ export const makeOwnedSession = <R>(
     const services = yield* Effect.context<Broker>()
 
     let start: StartMode = setup.start
+    /** `start` is a resume guessed from a write, not yet checked against the transcript. */
+    let guessed = false
     let closed = false
-    const { launched, initialized, sent, runEnded, usageLimits } = setup.hooks ?? {}
+    /** After an abort: a new process on the conversation, on the session's fiber (set below). */
+    let relaunch: Effect.Effect<void> = Effect.void
+    const { launched, initialized, sent, runEnded, usageLimits, recover } = setup.hooks ?? {}
     const { ctx, runs, approvals, processes, unknown, notice } = yield* assembleParts({
       sid,
       log,
@@ -189,13 +220,23 @@ export const makeOwnedSession = <R>(
       initializeMs: timeouts.initializeMs,
       workflowRecord: setup.workflowRecord,
       start: () => start,
-      prepare: (next) => setup.prepareLaunch(next, record),
+      prepare: (next): Effect.Effect<PreparedLaunch, LaunchFailed, Broker> =>
+        Effect.gen(function* () {
+          if (!guessed || !recover) return yield* setup.prepareLaunch(next, record)
+          guessed = false
+          const recovery = yield* recover(next, record)
+          start = recovery.start
+          if (recovery.notice) yield* notice("warning", recovery.notice)
+          return yield* setup.prepareLaunch(start, record)
+        }),
       decodeLine: setup.decodeLine ?? decodeWireLine,
       hooks: {
         initialized: initialized && ((answer) => initialized(answer, record)),
         runEnded: runEnded && (() => runEnded(record)),
         usageLimits: usageLimits && ((limits) => usageLimits(limits, record)),
       },
+      silenceMs: timeouts.silenceMs,
+      relaunch: Effect.suspend(() => relaunch),
     })
 
     /** The owner's after-launch work (skills, the ultracode check): on its own fiber, never delaying a prompt. */
@@ -207,6 +248,14 @@ export const makeOwnedSession = <R>(
       yield* afterLaunch(fresh)
     })
 
+    relaunch = Effect.suspend(() =>
+      closed
+        ? Effect.void
+        : ctx
+            .fork(Effect.provideContext(admission.withPermits(1)(ensureProcess()), services))
+            .pipe(Effect.asVoid),
+    )
+
     const prompt = Effect.fn("claude.session.prompt")(function* (params: PromptParams) {
       const { proc, fresh } = yield* processes.ensure
       yield* afterLaunch(fresh)
@@ -217,14 +266,20 @@ export const makeOwnedSession = <R>(
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
-      yield* proc
-        .send(userFrame(content, uuid, steering ? "next" : undefined))
-        .pipe(
-          Effect.tapError((error) =>
-            steering ? Effect.void : runs.end(current, "Failed", { error: error.message }),
-          ),
-        )
+      const frame = (priority: boolean) => userFrame(content, uuid, priority ? "next" : undefined)
+      // The write found the process gone (it died under us): once more, same uuid, to a new one.
+      const replay = Effect.gen(function* () {
+        const again = yield* processes.ensure
+        yield* afterLaunch(again.fresh)
+        runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
+        yield* again.proc.send(frame(false))
+      })
+      yield* proc.send(frame(steering)).pipe(
+        Effect.catchTag("ProcessExited", () => (steering ? Effect.void : replay)),
+        Effect.tapError((error) => runs.end(current, "Failed", { error: error.message })),
+      )
       const cliId = start.cliId
+      if (start.kind !== "resume") guessed = true
       start = nextStartAfterWrite(start)
       if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)
       return { run_id: current.id, steered: steering } satisfies PromptAccepted
@@ -237,7 +292,12 @@ export const makeOwnedSession = <R>(
       const proc = processes.current()
       yield* approvals.settleAll("cancelled", proc?.channel)
       if (!proc) return yield* runs.end(current, "Cancelled")
-      yield* ctx.fork(proc.channel.request("interrupt"))
+      const unanswered = `Claude Code did not answer the interrupt within ${timeouts.interruptMs / 1000} s`
+      yield* ctx.fork(
+        proc.channel
+          .request("interrupt", {}, timeouts.interruptMs)
+          .pipe(Effect.catchTag("ControlTimeout", () => processes.abort(proc, unanswered))),
+      )
       yield* runs.armWatchdog(current, timeouts.cancelMs)
     })
 
@@ -281,6 +341,9 @@ export const makeOwnedSession = <R>(
       if (closed) return
       closed = true
       processes.markStopping()
+      yield* approvals.settleAll("the session closed")
+      // An initialize in flight fails now instead of waiting out its timeout.
+      yield* processes.abandon
       // Closing lets the reader finish what the process already wrote (a last result).
       yield* Scope.close(sessionScope, Exit.void)
       yield* runs.closeCurrent

@@ -49,6 +49,10 @@ export interface PartsInput {
   readonly prepare: (start: StartMode) => Effect.Effect<PreparedLaunch, LaunchFailed, Broker>
   readonly decodeLine: (line: string) => DecodedLine<Frame>
   readonly hooks: BoundHooks
+  /** A fixed silence bound (tests); otherwise the CLI's `API_TIMEOUT_MS` decides it. */
+  readonly silenceMs: number | undefined
+  /** Start a process again after an abort. */
+  readonly relaunch: Effect.Effect<void>
 }
 
 export interface SessionParts {
@@ -110,6 +114,9 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       approvals,
       notice,
       initialized: input.hooks.initialized,
+      silenceMs: input.silenceMs,
+      awaitingUser: () => approvals.openCount() > 0,
+      relaunch: input.relaunch,
     })
     return { ctx, runs, approvals, processes, unknown, notice }
   })
