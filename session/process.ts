@@ -157,7 +157,11 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       transport && !state.exited
         ? transport.send(frame).pipe(
             // A write the pipe refused: the process is gone, whether or not its exit was seen yet.
-            Effect.tapError(() => Effect.sync(() => void (state.exited = true))),
+            Effect.tapError(() =>
+              Effect.sync(() => {
+                state.exited = true
+              }),
+            ),
           )
         : Effect.fail(new ProcessExited({ code: null, signal: null, stderr: transport?.stderrTail() ?? "" }))
     const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
