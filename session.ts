@@ -26,7 +26,6 @@
  */
 import { Effect, Exit, Scope, Semaphore } from "effect"
 import type { LaunchFailed, SessionError } from "./errors.ts"
-import { TaskNotFound, TaskNotStoppable } from "./errors.ts"
 import type { Mapper, Signal } from "./map.ts"
 import { type Broker, Log } from "./sdk/plugin-api.ts"
 import type {
@@ -38,6 +37,8 @@ import type {
   QuestionAnswer,
   UsageLimits,
 } from "./sdk/protocol.ts"
+import { makeCancels } from "./session/cancel.ts"
+import { makeConversationStart, type Recovery } from "./session/conversation.ts"
 import { assembleParts } from "./session/parts.ts"
 import type { PreparedLaunch } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
@@ -52,6 +53,7 @@ import {
 
 export type { Frame } from "./wire.ts"
 export type { PreparedLaunch } from "./session/process.ts"
+export type { Recovery } from "./session/conversation.ts"
 export { questionsOf } from "./session/approvals.ts"
 
 /** The live mapper of one conversation (map.ts). */
@@ -76,13 +78,6 @@ export const DEFAULT_TIMEOUTS: SessionTimeouts = {
   initializeMs: 60_000,
   cancelMs: 10_000,
   interruptMs: 3_000,
-}
-
-/** What a relaunch that guessed `--resume` should really do (the agent reads the transcript). */
-export interface Recovery {
-  readonly start: StartMode
-  /** Said to the host when the start is not the guess. */
-  readonly notice?: string | undefined
 }
 
 /** What the owner hears, each hook handed the owner's record `R` of this session. */
@@ -179,9 +174,6 @@ const defaultContent = (params: PromptParams): ReadonlyArray<unknown> => [
   ...(params.text !== "" || !params.images?.length ? [{ type: "text", text: params.text }] : []),
 ]
 
-/** Once a user message is written the conversation should have a file: later launches resume it (checked first). */
-const nextStartAfterWrite = (start: StartMode): StartMode => ({ kind: "resume", cliId: start.cliId })
-
 /** A session whose hooks get the LiveSession itself. */
 export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, never, Scope.Scope | Broker> =>
   makeOwnedSession(setup, (live) => live)
@@ -200,9 +192,6 @@ export const makeOwnedSession = <R>(
     // The reader runs outside any caller: it carries the broker services with it.
     const services = yield* Effect.context<Broker>()
 
-    let start: StartMode = setup.start
-    /** `start` is a resume guessed from a write, not yet checked against the transcript. */
-    let guessed = false
     let closed = false
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
@@ -213,22 +202,15 @@ export const makeOwnedSession = <R>(
       emit: setup.emit,
       sessionScope,
       services,
-      mapper: setup.makeMapper(start.cliId),
+      mapper: setup.makeMapper(setup.start.cliId),
       cwd: setup.cwd,
       tools: setup.tools,
       controlMs: timeouts.controlMs,
       initializeMs: timeouts.initializeMs,
       workflowRecord: setup.workflowRecord,
-      start: () => start,
-      prepare: (next): Effect.Effect<PreparedLaunch, LaunchFailed, Broker> =>
-        Effect.gen(function* () {
-          if (!guessed || !recover) return yield* setup.prepareLaunch(next, record)
-          guessed = false
-          const recovery = yield* recover(next, record)
-          start = recovery.start
-          if (recovery.notice) yield* notice("warning", recovery.notice)
-          return yield* setup.prepareLaunch(start, record)
-        }),
+      start: () => conversation.current(),
+      prepare: (): Effect.Effect<PreparedLaunch, LaunchFailed, Broker> =>
+        Effect.flatMap(conversation.forLaunch, (start) => setup.prepareLaunch(start, record)),
       decodeLine: setup.decodeLine ?? decodeWireLine,
       hooks: {
         initialized: initialized && ((answer) => initialized(answer, record)),
@@ -238,6 +220,11 @@ export const makeOwnedSession = <R>(
       silenceMs: timeouts.silenceMs,
       relaunch: Effect.suspend(() => relaunch),
     })
+    const conversation = makeConversationStart(
+      setup.start,
+      recover && ((guess) => recover(guess, record)),
+      (text) => notice("warning", text),
+    )
 
     /** The owner's after-launch work (skills, the ultracode check): on its own fiber, never delaying a prompt. */
     const afterLaunch = (fresh: boolean) =>
@@ -278,27 +265,10 @@ export const makeOwnedSession = <R>(
         Effect.catchTag("ProcessExited", () => (steering ? Effect.void : replay)),
         Effect.tapError((error) => runs.end(current, "Failed", { error: error.message })),
       )
-      const cliId = start.cliId
-      if (start.kind !== "resume") guessed = true
-      start = nextStartAfterWrite(start)
+      const cliId = conversation.current().cliId
+      conversation.written()
       if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)
       return { run_id: current.id, steered: steering } satisfies PromptAccepted
-    })
-
-    const cancel = Effect.fn("claude.session.cancel")(function* () {
-      const current = runs.current()
-      if (!current || current.cancelling) return
-      current.cancelling = true
-      const proc = processes.current()
-      yield* approvals.settleAll("cancelled", proc?.channel)
-      if (!proc) return yield* runs.end(current, "Cancelled")
-      const unanswered = `Claude Code did not answer the interrupt within ${timeouts.interruptMs / 1000} s`
-      yield* ctx.fork(
-        proc.channel
-          .request("interrupt", {}, timeouts.interruptMs)
-          .pipe(Effect.catchTag("ControlTimeout", () => processes.abort(proc, unanswered))),
-      )
-      yield* runs.armWatchdog(current, timeouts.cancelMs)
     })
 
     const request = <S extends ControlSubtype>(
@@ -311,19 +281,7 @@ export const makeOwnedSession = <R>(
         return proc ? proc.channel.request(subtype, fields, timeoutMs) : Effect.succeed(undefined)
       })
 
-    const cancelTask = Effect.fn("claude.session.cancelTask")(function* (taskId: string) {
-      const task = ctx.mapper.agentForTask(taskId)
-      const proc = processes.current()
-      if (!task || !proc) return yield* Effect.fail(new TaskNotFound({ taskId }))
-      if (task.kind === "workflow_agent")
-        return yield* Effect.fail(
-          new TaskNotStoppable({
-            taskId,
-            reason: "A workflow agent cannot be stopped on its own: stop the whole workflow instead",
-          }),
-        )
-      yield* proc.channel.request("stop_task", { task_id: task.agentId })
-    })
+    const { cancel, cancelTask } = makeCancels({ ctx, runs, approvals, processes, timeouts })
 
     const restart = Effect.fn("claude.session.restart")(function* (next: StartMode) {
       const current = runs.current()
@@ -331,8 +289,8 @@ export const makeOwnedSession = <R>(
       yield* approvals.settleAll("the conversation was rewound")
       yield* processes.stop
       runs.forgetSent()
-      if (next.cliId !== start.cliId) ctx.mapper = setup.makeMapper(next.cliId)
-      start = next
+      if (next.cliId !== conversation.current().cliId) ctx.mapper = setup.makeMapper(next.cliId)
+      conversation.set(next)
       yield* processes.ensure
       yield* afterLaunch(true)
     })
@@ -351,7 +309,7 @@ export const makeOwnedSession = <R>(
 
     const session: LiveSession = {
       hostId: sid,
-      cliId: () => start.cliId,
+      cliId: () => conversation.current().cliId,
       runId: () => runs.current()?.id,
       isRunning: () => processes.current() !== undefined,
       ensureProcess: Effect.suspend(() => admission.withPermits(1)(ensureProcess())),

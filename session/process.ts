@@ -96,6 +96,26 @@ export interface ProcessOptions {
   readonly relaunch: Effect.Effect<void>
 }
 
+/** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
+const watchSilence = (
+  options: ProcessOptions,
+  silenceMs: number,
+  abort: (why: string) => Effect.Effect<void, never, Broker>,
+) =>
+  makeSilenceWatch({
+    silenceMs,
+    watching: () => options.runs.current() !== undefined && !options.awaitingUser(),
+    onSilent: (silentMs) =>
+      options.ctx
+        .fork(
+          Effect.provideContext(
+            abort(`Claude Code sent nothing for ${Math.round(silentMs / 1000)} s during a turn`),
+            options.services,
+          ),
+        )
+        .pipe(Effect.asVoid),
+  })
+
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
   let proc: LiveProcess | undefined
@@ -167,20 +187,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
     const state: LiveProcess = { scope, channel, send, exited: false, stopping: false, silenceMs }
     const route = options.route(channel)
-    const silence = makeSilenceWatch({
-      silenceMs,
-      watching: () => runs.current() !== undefined && !options.awaitingUser(),
-      // On the session's fiber: the abort closes this process's scope, the loop's own.
-      onSilent: (silentMs) =>
-        ctx
-          .fork(
-            Effect.provideContext(
-              abort(state, `Claude Code sent nothing for ${Math.round(silentMs / 1000)} s during a turn`),
-              options.services,
-            ),
-          )
-          .pipe(Effect.asVoid),
-    })
+    const silence = watchSilence(options, silenceMs, (why) => abort(state, why))
     const onFrame = (frame: Frame) => {
       silence.onFrame(frame)
       return route(frame)
