@@ -52,6 +52,8 @@ const agentCall = (): Turn => [
     description: "Sub task",
     prompt: `${SUB_MATCH} do it`,
     subagent_type: "general-purpose",
+    // The Agent tool runs in the background by default (its turn would end at once).
+    run_in_background: false,
   }),
 ]
 const bashCall = (command: string): Turn => [toolUse("Bash", { command, description: "Run it" })]
@@ -96,7 +98,8 @@ const modelCases: FaultCase[] = [
   },
   {
     name: "model cut before the first token, every attempt",
-    first: [[cut()], [cut()]],
+    first: [[cut()]],
+    firstRest: [cut()],
     until: at.written,
     action: "none",
     expect: failed(15_000),
@@ -132,7 +135,8 @@ const modelCases: FaultCase[] = [
   },
   {
     name: "model cut mid-text, every attempt",
-    first: [[midBlock(text(LONG), 1, cut())], [midBlock(text(LONG), 1, cut())]],
+    first: [[midBlock(text(LONG), 1, cut())]],
+    firstRest: [midBlock(text(LONG), 1, cut())],
     until: at.written,
     action: "none",
     expect: failed(15_000),

@@ -28,6 +28,8 @@ export interface FaultCase {
   readonly fast?: boolean
   /** The main conversation's answers to the first prompt's requests, in order (then "FIRST-DONE"). */
   readonly first?: ReadonlyArray<Turn>
+  /** The answer to every later request of the first prompt (a fault on every attempt), else "FIRST-DONE". */
+  readonly firstRest?: Turn
   /** The subagent's answers, in order (the first prompt's Agent call names SUB-TASK). */
   readonly subagent?: ReadonlyArray<Turn>
   readonly approval?: "full" | "supervised"
@@ -66,7 +68,12 @@ const signalClaude = (w: World, signal: "SIGKILL" | "SIGSTOP") => {
   process.kill(pid, signal)
 }
 
-const scenarioFor = (c: FaultCase, seen: { history?: boolean }): Scenario => {
+interface Seen {
+  history?: boolean
+  steered?: boolean
+}
+
+const scenarioFor = (c: FaultCase, seen: Seen): Scenario => {
   let attempt = 0
   const route: Turn = (req: RequestView) => {
     const all = JSON.stringify(req.messages)
@@ -74,8 +81,11 @@ const scenarioFor = (c: FaultCase, seen: { history?: boolean }): Scenario => {
       seen.history = all.includes("PELICAN")
       return [text("NEXT-OK")]
     }
-    if (req.lastUserText().includes("STEER-PROMPT")) return [text("STEER-OK")]
-    const turn = c.first?.[attempt++]
+    if (req.lastUserText().includes("STEER-PROMPT")) {
+      seen.steered = true
+      return [text("STEER-OK")]
+    }
+    const turn = c.first?.[attempt++] ?? c.firstRest
     if (turn === undefined) return [text("FIRST-DONE")]
     return typeof turn === "function" ? turn(req) : turn
   }
@@ -111,9 +121,10 @@ export const integrityProblems = (events: ReadonlyArray<AgentEvent>): string[] =
 
 /** Run one case in its own world; the result says what happened, `problems` what broke a promise. */
 export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
-  const seen: { history?: boolean } = {}
+  const seen: Seen = {}
   const w = await startWorld(scenarioFor(c, seen), { env: FAULT_ENV })
   const problems: string[] = []
+  const notices: string[] = []
   let outcome = "open"
   let msToEnd = Number.NaN
   let nextOk = false
@@ -125,8 +136,8 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
       method,
       params,
     )
+  const sessionId = crypto.randomUUID()
   try {
-    const sessionId = crypto.randomUUID()
     const options = { approval_mode: c.approval ?? "full" }
     const create = () => call("createSession", { sessionId, cwd: w.sandbox.ws, options })
     let runId: string | undefined
@@ -183,6 +194,10 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
       const ended = new Set(ofType(events, "RunEnded").map((e) => e.run_id))
       return ofType(events, "RunStarted").every((e) => ended.has(e.run_id))
     }
+    // The steer's own answer (in the run it steered, or in a turn of its own) comes first.
+    if (c.action === "steer" || c.action === "steer+cancel")
+      await eventually(() => seen.steered === true, 15_000)
+    await new Promise((r) => setTimeout(r, c.action.startsWith("steer") ? 500 : 0))
     if (!(await eventually(allEnded, 15_000))) problems.push("a run was still open before the next prompt")
     if (c.action !== "cancel+prompt") {
       const next: { run_id: string } = await call("prompt", { sessionId, text: NEXT })
@@ -210,6 +225,7 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
   } catch (error) {
     problems.push(String(error))
   } finally {
+    notices.push(...ofType(w.events(sessionId), "Notice").map((n) => `${n.level}: ${n.text}`))
     for (const p of processesOf(w))
       try {
         process.kill(p.pid, "SIGKILL")
@@ -223,8 +239,12 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
     problems.push(`ended ${outcome}, expected ${c.expect.outcomes.join("|")}`)
   if (!(msToEnd <= c.expect.withinMs))
     problems.push(`ended after ${msToEnd} ms, expected within ${c.expect.withinMs} ms`)
-  if (c.expect.history !== "either" && history !== c.expect.history)
+  // A CLI stopped early may not have flushed its transcript yet: then the history is lost, and said so.
+  const announced = notices.some((n) => n.includes("before it stored"))
+  if (c.expect.history !== "either" && history !== c.expect.history && !(history === "lost" && announced))
     problems.push(`history ${history}, expected ${c.expect.history}`)
+  if (history === "lost" && !announced) problems.push("the history was lost without a notice")
+  if (problems.length > 0 && notices.length > 0) problems.push(`notices: ${notices.join(" / ")}`)
   return { name: c.name, outcome, msToEnd, nextOk, history, leftovers, problems }
 }
 
