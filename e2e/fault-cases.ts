@@ -134,12 +134,12 @@ const modelCases: FaultCase[] = [
     expect: completed(15_000),
   },
   {
-    name: "model cut mid-text, every attempt",
+    name: "model cut mid-text, every streamed attempt",
     first: [[midBlock(text(LONG), 1, cut())]],
     firstRest: [midBlock(text(LONG), 1, cut())],
     until: at.written,
     action: "none",
-    expect: failed(15_000),
+    expect: completed(15_000),
   },
   {
     name: "model stalls 1 s mid-text",
@@ -317,7 +317,8 @@ const cliCase = (signal: "SIGKILL" | "SIGSTOP", point: Point, action: Action): F
   const history: Expect["history"] = point.unstored ? "either" : "kept"
   const expect: Expect =
     action === "close"
-      ? cancelled(4_000, history)
+      ? // Closed at once after the signal: resumeSession opens what the CLI stored, maybe nothing yet.
+        cancelled(4_000, "either")
       : action === "cancel"
         ? { outcomes: killed ? ["Cancelled", "Failed"] : ["Cancelled"], withinMs: 4_500, history }
         : killed
