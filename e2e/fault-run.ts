@@ -103,7 +103,7 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<
     ),
   ])
 
-/** Events that break the ledger's promises: a run started or ended twice, an approval never resolved. */
+/** Events that break the ledger's promises: a run started or ended twice, an approval (never answered in the matrix) not resolved exactly once. */
 export const integrityProblems = (events: ReadonlyArray<AgentEvent>): string[] => {
   const problems: string[] = []
   const count = (ids: string[]) =>
@@ -115,7 +115,10 @@ export const integrityProblems = (events: ReadonlyArray<AgentEvent>): string[] =
   for (const id of started.keys()) if (!ended.has(id)) problems.push(`run ${id} never ended`)
   const resolved = count(ofType(events, "approval_resolved").map((e) => e.approval_id))
   for (const a of ofType(events, "ApprovalRequested"))
-    if ((resolved.get(a.approval_id) ?? 0) > 1) problems.push(`approval ${a.approval_id} resolved twice`)
+    if ((resolved.get(a.approval_id) ?? 0) !== 1)
+      problems.push(
+        `approval ${a.approval_id} resolved ${resolved.get(a.approval_id) ?? 0} times (never answered here)`,
+      )
   return problems
 }
 
