@@ -201,7 +201,7 @@ describe("faults", () => {
       },
       { chunkSize: 10 },
     )
-    let t = Date.now()
+    const t = Date.now()
     const stalled = await (await post(req("a"))).text()
     expect(Date.now() - t).toBeGreaterThanOrEqual(290)
     expect(stalled).toContain("fourteen")
