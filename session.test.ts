@@ -4,6 +4,7 @@
  * tests pin the session's own rules; agent.test.ts runs the real mapper.
  */
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import * as TestClock from "effect/testing/TestClock"
 import { describe, expect, it } from "vitest"
 import { brokerContext } from "./sdk/context.ts"
 import type { AgentEvent } from "./sdk/protocol.ts"
@@ -101,6 +102,8 @@ interface HarnessOptions {
   /** Do not answer initialize automatically. */
   readonly manualInit?: boolean
   readonly recover?: NonNullable<SessionSetup["hooks"]>["recover"]
+  /** Run under a test clock: time moves only by TestClock.adjust (no waitFor, no sleeps). */
+  readonly testClock?: boolean
 }
 
 const run = <A>(
@@ -146,7 +149,10 @@ const run = <A>(
         yield* Fiber.join(boot).pipe(Effect.orDie)
       }
       return yield* body({ peer, broker, session, events, proc }).pipe(Effect.provideContext(context))
-    }).pipe(Effect.scoped) as Effect.Effect<A, unknown, never>,
+    }).pipe(
+      Effect.scoped,
+      options.testClock ? Effect.provide(TestClock.layer()) : (effect) => effect,
+    ) as Effect.Effect<A, unknown, never>,
   )
 
 const ofType = <T extends AgentEvent["type"]>(events: AgentEvent[], type: T) =>
@@ -1118,5 +1124,27 @@ describe("faults: recovery never guesses (issue 13)", () => {
         ])
         expect(peer.processes).toHaveLength(2)
       }),
+    ))
+})
+
+describe("faults: silence on a test clock (issue 13)", () => {
+  it("well inside the bound the run stays open; past it the run fails and a new process starts on the conversation", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.send({ type: "stream_event", event: { type: "message_start" } })
+          yield* proc.drained
+          yield* TestClock.adjust(10_000)
+          expect(ofType(events, "RunEnded")).toEqual([])
+          yield* TestClock.adjust(60_000)
+          const second = yield* initNext(peer)
+          expect(second.flag("--resume")).toBe(CLI_ID)
+          const ended = ofType(events, "RunEnded")
+          expect(ended.map((e) => e.outcome)).toEqual(["Failed"])
+          expect(ended[0]!.error).toContain("sent nothing for")
+        }),
+      { testClock: true, timeouts: { silenceMs: 60_000 } },
     ))
 })
