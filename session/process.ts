@@ -141,9 +141,10 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
 
   const abort = (state: LiveProcess, why: string) =>
     Effect.gen(function* () {
-      if (state.stopping || state.exited) return
+      // Only the process in charge: an old one's late timeout must not end a newer one's run.
+      if (state.stopping || state.exited || proc !== state) return
       state.stopping = true
-      if (proc === state) proc = undefined
+      proc = undefined
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process stopped answering")
       const run = runs.current()
