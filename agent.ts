@@ -11,7 +11,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
-import { conversationMethods, recoveryFor } from "./agent/conversations.ts"
+import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
 import { checkUltracode, refreshSkills as refreshSkillsOf } from "./agent/session-checks.ts"
 import { makeCatalog } from "./catalog.ts"
@@ -146,6 +146,7 @@ export const makeClaudeAgent = (
             runEnded: (open) => refreshSkills(open, hostId),
             usageLimits: (limits) => rememberLimits(limits),
             recover: recoveryFor(acct, hostId, params.cwd),
+            stored: storedPromptFor(acct, params.cwd),
           },
           ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },

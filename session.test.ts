@@ -102,6 +102,7 @@ interface HarnessOptions {
   /** Do not answer initialize automatically. */
   readonly manualInit?: boolean
   readonly recover?: NonNullable<SessionSetup["hooks"]>["recover"]
+  readonly stored?: NonNullable<SessionSetup["hooks"]>["stored"]
   /** Run under a test clock: time moves only by TestClock.adjust (no waitFor, no sleeps). */
   readonly testClock?: boolean
 }
@@ -137,7 +138,10 @@ const run = <A>(
         decodeLine,
         emit: (event) => Effect.sync(() => void events.push(event)),
         timeouts: options.timeouts,
-        ...(options.recover ? { hooks: { recover: options.recover } } : {}),
+        hooks: {
+          ...(options.recover ? { recover: options.recover } : {}),
+          ...(options.stored ? { stored: options.stored } : {}),
+        },
       }
       const context = brokerContext(broker.api)
       const session = yield* makeSession(setup).pipe(Effect.provideContext(context))
@@ -1146,5 +1150,41 @@ describe("faults: silence on a test clock (issue 13)", () => {
           expect(ended[0]!.error).toContain("sent nothing for")
         }),
       { testClock: true, timeouts: { silenceMs: 60_000 } },
+    ))
+})
+
+describe("faults: a prompt the dying process never read (issue 13)", () => {
+  it("is written once to the next process, same uuid, delivery id and run, when the transcript lacks it", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+          const first = yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          const second = yield* initNext(peer)
+          const again = yield* second.expect((f) => f.type === "user")
+          expect(again.uuid).toBe(first.uuid)
+          yield* second.send(result([again.uuid]))
+          yield* second.drained
+          expect(ofType(events, "RunEnded")).toEqual([
+            expect.objectContaining({ run_id: a.run_id, outcome: "Completed", delivery_ids: ["d1"] }),
+          ])
+          expect(second.received.filter((f) => f.type === "user")).toHaveLength(1)
+        }),
+      { stored: () => Effect.succeed(false) },
+    ))
+
+  it("is not written again when the process answered it, or when the transcript holds it", () =>
+    run(
+      ({ proc, session, events, peer }) =>
+        Effect.gen(function* () {
+          yield* session.prompt({ sessionId: HOST_ID, text: "hello" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+          expect(ofType(events, "RunEnded")[0]!.outcome).toBe("Failed")
+          expect(peer.processes).toHaveLength(1)
+        }),
+      { stored: () => Effect.succeed(true) },
     ))
 })

@@ -39,6 +39,7 @@ import type {
 } from "./sdk/protocol.ts"
 import { makeCancels } from "./session/cancel.ts"
 import { makeConversationStart, type Recovery } from "./session/conversation.ts"
+import { makeUnreadReplay } from "./session/replay.ts"
 import { assembleParts } from "./session/parts.ts"
 import type { PreparedLaunch } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
@@ -99,6 +100,8 @@ export interface SessionHooks<R> {
    * to it: is it stored? (The CLI may have died before writing it.) Absent: resume.
    */
   readonly recover?: (guess: StartMode, record: R) => Effect.Effect<Recovery, never, Broker>
+  /** Does the conversation's transcript hold the prompt sent with `uuid`? (Absent: a dead process's unread prompt is never replayed.) */
+  readonly stored?: (cliId: string, uuid: string, record: R) => Effect.Effect<boolean, never, Broker>
 }
 
 export interface SessionSetup<R = LiveSession> {
@@ -195,7 +198,7 @@ export const makeOwnedSession = <R>(
     let closed = false
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
-    const { launched, initialized, sent, runEnded, usageLimits, recover } = setup.hooks ?? {}
+    const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
     const { ctx, runs, approvals, processes, unknown, notice } = yield* assembleParts({
       sid,
       log,
@@ -219,6 +222,7 @@ export const makeOwnedSession = <R>(
       },
       silenceMs: timeouts.silenceMs,
       relaunch: Effect.suspend(() => relaunch),
+      unread: (proc) => Effect.suspend(() => replays.unread(proc)),
     })
     const conversation = makeConversationStart(
       setup.start,
@@ -229,6 +233,16 @@ export const makeOwnedSession = <R>(
     /** The owner's after-launch work (skills, the ultracode check): on its own fiber, never delaying a prompt. */
     const afterLaunch = (fresh: boolean) =>
       fresh && launched ? ctx.fork(launched(record)).pipe(Effect.asVoid) : Effect.void
+
+    const replays = makeUnreadReplay({
+      ctx,
+      runs,
+      processes: () => processes,
+      admission,
+      cliId: () => conversation.current().cliId,
+      stored: stored && ((cliId, uuid) => stored(cliId, uuid, record)),
+      afterLaunch,
+    })
 
     const ensureProcess = Effect.fn("claude.session.ensureProcess")(function* () {
       const { fresh } = yield* processes.ensure
@@ -253,18 +267,8 @@ export const makeOwnedSession = <R>(
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
-      const frame = (priority: boolean) => userFrame(content, uuid, priority ? "next" : undefined)
-      // The write found the process gone (it died under us): once more, same uuid, to a new one.
-      const replay = Effect.gen(function* () {
-        const again = yield* processes.ensure
-        yield* afterLaunch(again.fresh)
-        runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
-        yield* again.proc.send(frame(false))
-      })
-      yield* proc.send(frame(steering)).pipe(
-        Effect.catchTag("ProcessExited", () => (steering ? Effect.void : replay)),
-        Effect.tapError((error) => runs.end(current, "Failed", { error: error.message })),
-      )
+      const input = { uuid, deliveryId: params.deliveryId, run: current, frame: userFrame(content, uuid) }
+      yield* replays.write(proc, input, steering ? userFrame(content, uuid, "next") : undefined)
       const cliId = conversation.current().cliId
       conversation.written()
       if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)

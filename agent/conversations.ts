@@ -10,6 +10,8 @@
  * conversation (its transcript holds a prompt); with no transcript the same
  * id starts anew, and a transcript without a prompt (the CLI holds the id
  * but cannot resume it) gets a fresh id under an alias. Each says so.
+ * `storedPromptFor` tells the session whether a prompt a dead process left
+ * unread is in the transcript after all (then it is not written again).
  */
 import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
@@ -22,6 +24,14 @@ import type { Account } from "../instances.ts"
 import type { Recovery } from "../session.ts"
 import type { StartMode } from "../types.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
+
+/** Does the transcript hold the prompt sent with `uuid` (the CLI keeps our uuid as its record's)? */
+export const storedPromptFor = (acct: Account, cwd: string) => (cliId: string, uuid: string) =>
+  Effect.gen(function* () {
+    const configDir = yield* configDirFor(acct)
+    const stored = yield* history.readPrompts(configDir, cwd, cliId)
+    return stored.prompts.some((record) => record.uuid === uuid)
+  })
 
 /** The start a relaunch that guessed `--resume` really gets: the transcript decides. */
 export const recoveryFor = (acct: Account, hostId: string, cwd: string) => (guess: StartMode) =>

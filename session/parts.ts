@@ -18,7 +18,7 @@ import { type Approvals, makeApprovals } from "./approvals.ts"
 import { makeSessionContext, type SessionContext } from "./context.ts"
 import { makeFrameRouter } from "./frames.ts"
 import { makeMcpBridge } from "./mcp-bridge.ts"
-import { makeProcessKeeper, type PreparedLaunch, type ProcessKeeper } from "./process.ts"
+import { makeProcessKeeper, type PreparedLaunch, type ProcessKeeper, type ProcessOptions } from "./process.ts"
 import { makeRunLedger, type RunLedger } from "./runs.ts"
 import { makeUnknownFrames, type UnknownFrames } from "./unknown-frames.ts"
 
@@ -53,6 +53,8 @@ export interface PartsInput {
   readonly silenceMs: number | undefined
   /** Start a process again after an abort. */
   readonly relaunch: Effect.Effect<void>
+  /** A dead process's unread prompt: replayed by the owner? */
+  readonly unread: ProcessOptions["unread"]
 }
 
 export interface SessionParts {
@@ -117,6 +119,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       silenceMs: input.silenceMs,
       awaitingUser: () => approvals.openCount() > 0,
       relaunch: input.relaunch,
+      unread: input.unread,
     })
     return { ctx, runs, approvals, processes, unknown, notice }
   })

@@ -49,6 +49,8 @@ export interface LiveProcess {
   stopping: boolean
   /** How long a run on this process may stay silent (session/silence.ts). */
   readonly silenceMs: number
+  /** Frames read from it so far (a write it never answered: none after it). */
+  heard: number
 }
 
 export interface ProcessKeeper {
@@ -94,6 +96,8 @@ export interface ProcessOptions {
   readonly awaitingUser: () => boolean
   /** Start a process again after an abort (the owner serializes it with prompts). */
   readonly relaunch: Effect.Effect<void>
+  /** The process died: did it leave a prompt unread, which the owner now replays? */
+  readonly unread: (state: LiveProcess) => Effect.Effect<boolean, never, Broker>
 }
 
 /** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
@@ -132,6 +136,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       if (state.stopping) return
       const run = runs.current()
       const resumes = `${error.message}. The next prompt resumes the conversation.`
+      // A prompt the process died without reading: the owner writes it to a new one instead.
+      if (run && !run.cancelling && (yield* options.unread(state))) return
       if (run) {
         const cancelled = run.cancelling
         yield* runs.end(run, cancelled ? "Cancelled" : "Failed", cancelled ? {} : { error: error.message })
@@ -186,10 +192,11 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
           )
         : Effect.fail(new ProcessExited({ code: null, signal: null, stderr: transport?.stderrTail() ?? "" }))
     const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
-    const state: LiveProcess = { scope, channel, send, exited: false, stopping: false, silenceMs }
+    const state: LiveProcess = { scope, channel, send, exited: false, stopping: false, silenceMs, heard: 0 }
     const route = options.route(channel)
     const silence = watchSilence(options, silenceMs, (why) => abort(state, why))
     const onFrame = (frame: Frame) => {
+      state.heard++
       silence.onFrame(frame)
       return route(frame)
     }
