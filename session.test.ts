@@ -1174,7 +1174,7 @@ describe("faults: a prompt the dying process never read (issue 13)", () => {
       { stored: () => Effect.succeed(false) },
     ))
 
-  it("is not written again when the process answered it, or when the transcript holds it", () =>
+  it("is not written again when the transcript holds it", () =>
     run(
       ({ proc, session, events, peer }) =>
         Effect.gen(function* () {

@@ -322,7 +322,12 @@ const cliCase = (signal: "SIGKILL" | "SIGSTOP", point: Point, action: Action): F
       : action === "cancel"
         ? { outcomes: killed ? ["Cancelled", "Failed"] : ["Cancelled"], withinMs: 4_500, history }
         : killed
-          ? failed(2_000, history)
+          ? // Killed before it read the prompt, the CLI's prompt is written to the next process instead.
+            {
+              outcomes: point.unstored ? ["Failed", "Completed"] : ["Failed"],
+              withinMs: point.unstored ? 15_000 : 2_000,
+              history,
+            }
           : failed(8_000, history)
   return {
     name: `CLI ${killed ? "killed" : "frozen"} ${point.name}${action === "none" ? "" : `, ${action}`}`,
