@@ -242,6 +242,7 @@ export const makeOwnedSession = <R>(
       cliId: () => conversation.current().cliId,
       stored: stored && ((cliId, uuid) => stored(cliId, uuid, record)),
       afterLaunch,
+      written: () => conversation.written(),
     })
 
     const ensureProcess = Effect.fn("claude.session.ensureProcess")(function* () {

@@ -58,6 +58,8 @@ export const makeUnreadReplay = (options: {
   /** Does the conversation's transcript hold this prompt? Absent: never replay. */
   readonly stored: ((cliId: string, uuid: string) => Effect.Effect<boolean, never, Broker>) | undefined
   readonly afterLaunch: (fresh: boolean) => Effect.Effect<void, never, Broker>
+  /** A user message reached a process (later launches resume the conversation). */
+  readonly written: () => void
 }): UnreadReplay => {
   let last: Written | undefined
   const { ctx, runs } = options
@@ -70,6 +72,7 @@ export const makeUnreadReplay = (options: {
       yield* options.afterLaunch(next.fresh)
       runs.sent({ uuid: written.uuid, deliveryId: written.deliveryId, runId: written.runId })
       yield* next.proc.send(written.frame)
+      options.written()
     }).pipe(
       Effect.catch((error) => {
         const run = runs.current()
