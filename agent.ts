@@ -11,7 +11,7 @@
 import { Effect, Exit, Scope } from "effect"
 import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
-import { conversationMethods } from "./agent/conversations.ts"
+import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
 import {
   checkUltracode as checkUltracodeOf,
@@ -222,6 +222,8 @@ export const makeClaudeAgent = (
               }),
             runEnded: (open) => refreshSkills(open, hostId),
             usageLimits: (limits) => rememberLimits(limits),
+            recover: recoveryFor(acct, hostId, params.cwd),
+            stored: storedPromptFor(acct, params.cwd),
           },
           ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },

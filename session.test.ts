@@ -4,6 +4,7 @@
  * tests pin the session's own rules; agent.test.ts runs the real mapper.
  */
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import * as TestClock from "effect/testing/TestClock"
 import { describe, expect, it } from "vitest"
 import { brokerContext } from "./sdk/context.ts"
 import type { AgentEvent } from "./sdk/protocol.ts"
@@ -100,6 +101,10 @@ interface HarnessOptions {
   readonly callTool?: (name: string, input: unknown) => Effect.Effect<ToolResult>
   /** Do not answer initialize automatically. */
   readonly manualInit?: boolean
+  readonly recover?: NonNullable<SessionSetup["hooks"]>["recover"]
+  readonly stored?: NonNullable<SessionSetup["hooks"]>["stored"]
+  /** Run under a test clock: time moves only by TestClock.adjust (no waitFor, no sleeps). */
+  readonly testClock?: boolean
 }
 
 const run = <A>(
@@ -133,6 +138,10 @@ const run = <A>(
         decodeLine,
         emit: (event) => Effect.sync(() => void events.push(event)),
         timeouts: options.timeouts,
+        hooks: {
+          ...(options.recover ? { recover: options.recover } : {}),
+          ...(options.stored ? { stored: options.stored } : {}),
+        },
       }
       const context = brokerContext(broker.api)
       const session = yield* makeSession(setup).pipe(Effect.provideContext(context))
@@ -144,7 +153,10 @@ const run = <A>(
         yield* Fiber.join(boot).pipe(Effect.orDie)
       }
       return yield* body({ peer, broker, session, events, proc }).pipe(Effect.provideContext(context))
-    }).pipe(Effect.scoped) as Effect.Effect<A, unknown, never>,
+    }).pipe(
+      Effect.scoped,
+      options.testClock ? Effect.provide(TestClock.layer()) : (effect) => effect,
+    ) as Effect.Effect<A, unknown, never>,
   )
 
 const ofType = <T extends AgentEvent["type"]>(events: AgentEvent[], type: T) =>
@@ -836,4 +848,343 @@ describe("scope", () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     expect(await Effect.runPromise(proc.exited)).toBe(true)
   })
+})
+
+/** The first process is initialized; answer the next one's initialize too. */
+const initNext = (peer: FakePeer) =>
+  Effect.gen(function* () {
+    const next = yield* peer.nextProcess
+    const init = yield* next.expectControl("initialize")
+    yield* next.respond(init.request_id, {})
+    return next
+  })
+
+describe("faults: cancel then prompt (issue 13)", () => {
+  it("the interrupted turn's error result ends the cancelled run; the new prompt's run gets its own answer", () =>
+    run(({ proc, session, events }) =>
+      Effect.gen(function* () {
+        const a = yield* session.prompt({ sessionId: HOST_ID, text: "long", deliveryId: "dA" })
+        const uA = yield* proc.expect((f) => f.type === "user")
+        yield* session.cancel
+        const interrupt = yield* proc.expectControl("interrupt")
+        yield* proc.respond(interrupt.request_id, { still_queued: [] })
+        const b = yield* session.prompt({ sessionId: HOST_ID, text: "next", deliveryId: "dB" })
+        expect(b.run_id).not.toBe(a.run_id)
+        const uB = yield* proc.expect((f) => f.type === "user")
+        // 2.1.332: the interrupt's result, then the next prompt's turn, no state change between.
+        yield* proc.send(
+          result([uA.uuid], {
+            subtype: "error_during_execution",
+            is_error: true,
+            errors: ["[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null"],
+          }),
+        )
+        yield* proc.send({ type: "system", subtype: "init" })
+        yield* proc.send({ type: "assistant", text: "ANSWER-B" })
+        yield* proc.send(result([uB.uuid]))
+        yield* proc.drained
+        const ended = ofType(events, "RunEnded")
+        expect(ended.map((e) => [e.run_id, e.outcome, e.error])).toEqual([
+          [a.run_id, "Cancelled", undefined],
+          [b.run_id, "Completed", undefined],
+        ])
+        expect(ofType(events, "RunStarted").map((e) => e.run_id)).toEqual([a.run_id, b.run_id])
+        expect(ofType(events, "TextDelta").map((e) => [e.run_id, e.text])).toEqual([[b.run_id, "ANSWER-B"]])
+      }),
+    ))
+
+  it("after a steer and a cancel, the turn the CLI begins for the steer opens and ends like any other", () =>
+    run(({ proc, session, events }) =>
+      Effect.gen(function* () {
+        const a = yield* session.prompt({ sessionId: HOST_ID, text: "long", deliveryId: "dA" })
+        const uA = yield* proc.expect((f) => f.type === "user")
+        yield* session.prompt({ sessionId: HOST_ID, text: "steer", deliveryId: "dS" })
+        const uS = yield* proc.expect((f) => f.type === "user")
+        yield* session.cancel
+        const interrupt = yield* proc.expectControl("interrupt")
+        yield* proc.respond(interrupt.request_id, { still_queued: [] })
+        yield* proc.send(result([uA.uuid], { subtype: "error_during_execution", is_error: true }))
+        yield* proc.send({ type: "system", subtype: "init" })
+        yield* proc.send(result([uS.uuid]))
+        yield* proc.drained
+        const ended = ofType(events, "RunEnded")
+        expect(ended).toHaveLength(2)
+        expect(ended[0]).toMatchObject({ run_id: a.run_id, outcome: "Cancelled" })
+        expect(ended[1]).toMatchObject({ outcome: "Completed", delivery_ids: ["dS"] })
+        expect(ofType(events, "RunStarted")[1]!.run_id).toBe(ended[1]!.run_id)
+        expect(session.runId()).toBeUndefined()
+      }),
+    ))
+})
+
+describe("faults: close (issue 13)", () => {
+  it("close settles an open approval and an open question with their _resolved events", () =>
+    run(({ proc, session, events }) =>
+      Effect.gen(function* () {
+        yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+        yield* proc.expect((f) => f.type === "user")
+        yield* proc
+          .request({
+            subtype: "can_use_tool",
+            tool_name: "Bash",
+            input: { command: "ls" },
+            tool_use_id: "t1",
+          })
+          .pipe(Effect.forkChild)
+        yield* proc
+          .request({
+            subtype: "can_use_tool",
+            tool_name: "AskUserQuestion",
+            input: { questions: [] },
+            tool_use_id: "t2",
+          })
+          .pipe(Effect.forkChild)
+        yield* waitFor(
+          () =>
+            ofType(events, "ApprovalRequested").length === 1 && ofType(events, "QuestionAsked").length === 1,
+          "both requests",
+        )
+        yield* session.close
+        expect(ofType(events, "approval_resolved")).toHaveLength(1)
+        expect(ofType(events, "question_resolved")).toHaveLength(1)
+        expect(ofType(events, "RunEnded").map((e) => e.outcome)).toEqual(["Cancelled"])
+      }),
+    ))
+
+  it("close during initialize fails the launch at once instead of waiting out its timeout", () =>
+    run(
+      ({ session }) =>
+        Effect.gen(function* () {
+          const launching = yield* session.ensureProcess.pipe(Effect.exit, Effect.forkChild)
+          yield* Effect.sleep(20)
+          const started = Date.now()
+          yield* session.close
+          const exit = yield* Fiber.join(launching)
+          expect(Exit.isFailure(exit)).toBe(true)
+          expect(Date.now() - started).toBeLessThan(1_000)
+        }),
+      { manualInit: true, timeouts: { initializeMs: 30_000 } },
+    ))
+})
+
+describe("faults: a silent or frozen process (issue 13)", () => {
+  it("a turn with no frame past the bound ends Failed with a notice; the process is replaced on its conversation", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.send({ type: "stream_event", event: { type: "message_start" } })
+          const second = yield* initNext(peer)
+          expect(second.flag("--resume")).toBe(CLI_ID)
+          expect(yield* proc.exited).toBe(true)
+          const ended = ofType(events, "RunEnded")
+          expect(ended).toEqual([expect.objectContaining({ run_id: a.run_id, outcome: "Failed" })])
+          expect(ended[0]!.error).toMatch(/sent nothing for .* s during a turn/)
+          expect(
+            ofType(events, "Notice").some((n) => n.level === "error" && n.text.includes("restarted")),
+          ).toBe(true)
+          const b = yield* session.prompt({ sessionId: HOST_ID, text: "again" })
+          const u = yield* second.expect((f) => f.type === "user")
+          yield* second.send(result([u.uuid]))
+          yield* second.drained
+          expect(ofType(events, "RunEnded").at(-1)).toMatchObject({ run_id: b.run_id, outcome: "Completed" })
+        }),
+      { timeouts: { silenceMs: 150 } },
+    ))
+
+  it("a running tool call, a pending approval or an idle session is not silence", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          yield* Effect.sleep(400)
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+          const u = yield* proc.expect((f) => f.type === "user")
+          yield* proc.send({
+            type: "assistant",
+            message: { content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: {} }] },
+          })
+          yield* Effect.sleep(400)
+          yield* proc.send({
+            type: "user",
+            message: { content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "ok" }] },
+          })
+          const approval = yield* proc
+            .request({ subtype: "can_use_tool", tool_name: "Write", input: {}, tool_use_id: "t2" }, 5_000)
+            .pipe(Effect.forkChild)
+          yield* waitFor(() => ofType(events, "ApprovalRequested").length === 1, "approval")
+          yield* Effect.sleep(400)
+          expect(ofType(events, "RunEnded")).toEqual([])
+          const requested = ofType(events, "ApprovalRequested")[0]!
+          yield* session.answerApproval({
+            sessionId: HOST_ID,
+            approvalId: requested.approval_id,
+            decision: "allow",
+          })
+          yield* Fiber.join(approval)
+          yield* proc.send(result([u.uuid]))
+          yield* proc.drained
+          expect(ofType(events, "RunEnded")).toEqual([
+            expect.objectContaining({ run_id: a.run_id, outcome: "Completed" }),
+          ])
+          expect(peer.processes).toHaveLength(1)
+        }),
+      { timeouts: { silenceMs: 150 } },
+    ))
+
+  it("a retry the CLI announces extends the bound by its delay", () =>
+    run(
+      ({ proc, session, events }) =>
+        Effect.gen(function* () {
+          yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+          const u = yield* proc.expect((f) => f.type === "user")
+          yield* proc.send({
+            type: "system",
+            subtype: "api_retry",
+            attempt: 1,
+            max_retries: 3,
+            retry_delay_ms: 600,
+          })
+          yield* Effect.sleep(450)
+          expect(ofType(events, "RunEnded")).toEqual([])
+          yield* proc.send(result([u.uuid]))
+          yield* proc.drained
+          expect(ofType(events, "RunEnded").map((e) => e.outcome)).toEqual(["Completed"])
+        }),
+      { timeouts: { silenceMs: 150 } },
+    ))
+
+  it("an interrupt left unanswered kills the process: the run ends Cancelled at once and the next prompt works", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+          yield* proc.expect((f) => f.type === "user")
+          const started = Date.now()
+          yield* session.cancel
+          yield* proc.expectControl("interrupt")
+          const second = yield* initNext(peer)
+          expect(Date.now() - started).toBeLessThan(2_000)
+          expect(yield* proc.exited).toBe(true)
+          expect(ofType(events, "RunEnded")).toEqual([
+            expect.objectContaining({ run_id: a.run_id, outcome: "Cancelled" }),
+          ])
+          const b = yield* session.prompt({ sessionId: HOST_ID, text: "again" })
+          const u = yield* second.expect((f) => f.type === "user")
+          expect(u.priority).toBeUndefined()
+          yield* second.send(result([u.uuid]))
+          yield* second.drained
+          expect(ofType(events, "RunEnded").at(-1)).toMatchObject({ run_id: b.run_id, outcome: "Completed" })
+        }),
+      { timeouts: { interruptMs: 200, cancelMs: 5_000 } },
+    ))
+})
+
+describe("faults: recovery never guesses (issue 13)", () => {
+  it("a conversation the CLI never stored starts anew under the same id, and the host is told", () => {
+    const guesses: StartMode[] = []
+    return run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          yield* session.prompt({ sessionId: HOST_ID, text: "first" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+          const prompt = yield* session.prompt({ sessionId: HOST_ID, text: "second" }).pipe(Effect.forkChild)
+          const second = yield* initNext(peer)
+          yield* Fiber.join(prompt)
+          expect(guesses).toEqual([{ kind: "resume", cliId: CLI_ID }])
+          expect(second.flag("--session-id")).toBe(CLI_ID)
+          expect(second.args).not.toContain("--resume")
+          expect(ofType(events, "Notice").some((n) => n.text.includes("never stored"))).toBe(true)
+        }),
+      {
+        recover: (guess) =>
+          Effect.sync(() => {
+            guesses.push(guess)
+            return { start: { kind: "new", cliId: guess.cliId }, notice: "never stored" }
+          }),
+      },
+    )
+  })
+
+  it("a prompt whose write finds the process dead is written once to a new process, same uuid and delivery id", () =>
+    run(({ peer, proc, session, events }) =>
+      Effect.gen(function* () {
+        yield* proc.exit(null, "SIGKILL")
+        // The exit is not seen yet: the write itself fails.
+        const prompt = yield* session
+          .prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+          .pipe(Effect.forkChild)
+        const second = yield* initNext(peer)
+        const accepted = yield* Fiber.join(prompt)
+        const u = yield* second.expect((f) => f.type === "user")
+        expect(u.message.content[0].text).toBe("hello")
+        yield* second.send(result([u.uuid]))
+        yield* second.drained
+        expect(second.received.filter((f) => f.type === "user")).toHaveLength(1)
+        expect(ofType(events, "RunEnded")).toEqual([
+          expect.objectContaining({ run_id: accepted.run_id, outcome: "Completed", delivery_ids: ["d1"] }),
+        ])
+        expect(peer.processes).toHaveLength(2)
+      }),
+    ))
+})
+
+describe("faults: silence on a test clock (issue 13)", () => {
+  it("well inside the bound the run stays open; past it the run fails and a new process starts on the conversation", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          yield* session.prompt({ sessionId: HOST_ID, text: "x" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.send({ type: "stream_event", event: { type: "message_start" } })
+          yield* proc.drained
+          yield* TestClock.adjust(10_000)
+          expect(ofType(events, "RunEnded")).toEqual([])
+          yield* TestClock.adjust(60_000)
+          const second = yield* initNext(peer)
+          expect(second.flag("--resume")).toBe(CLI_ID)
+          const ended = ofType(events, "RunEnded")
+          expect(ended.map((e) => e.outcome)).toEqual(["Failed"])
+          expect(ended[0]!.error).toContain("sent nothing for")
+        }),
+      { testClock: true, timeouts: { silenceMs: 60_000 } },
+    ))
+})
+
+describe("faults: a prompt the dying process never read (issue 13)", () => {
+  it("is written once to the next process, same uuid, delivery id and run, when the transcript lacks it", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+          const first = yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          const second = yield* initNext(peer)
+          const again = yield* second.expect((f) => f.type === "user")
+          expect(again.uuid).toBe(first.uuid)
+          yield* second.send(result([again.uuid]))
+          yield* second.drained
+          expect(ofType(events, "RunEnded")).toEqual([
+            expect.objectContaining({ run_id: a.run_id, outcome: "Completed", delivery_ids: ["d1"] }),
+          ])
+          expect(second.received.filter((f) => f.type === "user")).toHaveLength(1)
+        }),
+      { stored: () => Effect.succeed(false) },
+    ))
+
+  it("is not written again when the transcript holds it", () =>
+    run(
+      ({ proc, session, events, peer }) =>
+        Effect.gen(function* () {
+          yield* session.prompt({ sessionId: HOST_ID, text: "hello" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+          expect(ofType(events, "RunEnded")[0]!.outcome).toBe("Failed")
+          expect(peer.processes).toHaveLength(1)
+        }),
+      { stored: () => Effect.succeed(true) },
+    ))
 })

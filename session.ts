@@ -12,15 +12,20 @@
  *
  * Rules: a prompt during a run steers it (`priority: "next"`); cancel
  * interrupts, rejects the open approvals and questions, and ends the run
- * Cancelled at its `result` or after a watchdog; a process that exits fails
- * its run and the next prompt resumes the conversation it left (`--resume`).
+ * Cancelled at its `result` or after a watchdog; a process that does not
+ * answer the `interrupt` in time is killed and started again; a process that
+ * exits fails its run and the next prompt resumes the conversation it left
+ * (`--resume`), but only a conversation the CLI stored (`recover`): one it
+ * never wrote starts anew under the same id, and the host is told. A prompt
+ * whose write finds the process gone is written once more to a new process
+ * (same uuid and delivery id). Close settles every open approval and
+ * question and fails an `initialize` in flight at once.
  * The owner's record of the session (`own`) is built from the LiveSession
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
  */
 import { Effect, Exit, Scope, Semaphore } from "effect"
 import type { LaunchFailed, SessionError } from "./errors.ts"
-import { TaskNotFound, TaskNotStoppable } from "./errors.ts"
 import type { Mapper, Signal } from "./map.ts"
 import { type Broker, Log } from "./sdk/plugin-api.ts"
 import type {
@@ -32,6 +37,9 @@ import type {
   QuestionAnswer,
   UsageLimits,
 } from "./sdk/protocol.ts"
+import { makeCancels } from "./session/cancel.ts"
+import { makeConversationStart, type Recovery } from "./session/conversation.ts"
+import { makeUnreadReplay } from "./session/replay.ts"
 import { assembleParts } from "./session/parts.ts"
 import type { PreparedLaunch } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
@@ -46,6 +54,7 @@ import {
 
 export type { Frame } from "./wire.ts"
 export type { PreparedLaunch } from "./session/process.ts"
+export type { Recovery } from "./session/conversation.ts"
 export { questionsOf } from "./session/approvals.ts"
 
 /** The live mapper of one conversation (map.ts). */
@@ -59,9 +68,18 @@ export interface SessionTimeouts {
   readonly initializeMs: number
   /** Cancel's watchdog: the run ends Cancelled after this even if the CLI is silent (default 10 s). */
   readonly cancelMs: number
+  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers in ~20 ms). */
+  readonly interruptMs: number
+  /** A fixed silence bound; unset, it comes from the CLI's `API_TIMEOUT_MS` (session/silence.ts). */
+  readonly silenceMs?: number | undefined
 }
 
-export const DEFAULT_TIMEOUTS: SessionTimeouts = { controlMs: 30_000, initializeMs: 60_000, cancelMs: 10_000 }
+export const DEFAULT_TIMEOUTS: SessionTimeouts = {
+  controlMs: 30_000,
+  initializeMs: 60_000,
+  cancelMs: 10_000,
+  interruptMs: 3_000,
+}
 
 /** What the owner hears, each hook handed the owner's record `R` of this session. */
 export interface SessionHooks<R> {
@@ -77,6 +95,13 @@ export interface SessionHooks<R> {
   /** A process is up (after initialize), on its own fiber. */
   readonly launched?: (record: R) => Effect.Effect<void, never, Broker>
   readonly usageLimits?: (limits: UsageLimits, record: R) => Effect.Effect<void, never, Broker>
+  /**
+   * Before a launch that would `--resume` a conversation only because a prompt was written
+   * to it: is it stored? (The CLI may have died before writing it.) Absent: resume.
+   */
+  readonly recover?: (guess: StartMode, record: R) => Effect.Effect<Recovery, never, Broker>
+  /** Does the conversation's transcript hold the prompt sent with `uuid`? (Absent: a dead process's unread prompt is never replayed.) */
+  readonly stored?: (cliId: string, uuid: string, record: R) => Effect.Effect<boolean, never, Broker>
 }
 
 export interface SessionSetup<R = LiveSession> {
@@ -152,9 +177,6 @@ const defaultContent = (params: PromptParams): ReadonlyArray<unknown> => [
   ...(params.text !== "" || !params.images?.length ? [{ type: "text", text: params.text }] : []),
 ]
 
-/** Once a user message is written the conversation has a file: later launches resume it. */
-const nextStartAfterWrite = (start: StartMode): StartMode => ({ kind: "resume", cliId: start.cliId })
-
 /** A session whose hooks get the LiveSession itself. */
 export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, never, Scope.Scope | Broker> =>
   makeOwnedSession(setup, (live) => live)
@@ -173,39 +195,68 @@ export const makeOwnedSession = <R>(
     // The reader runs outside any caller: it carries the broker services with it.
     const services = yield* Effect.context<Broker>()
 
-    let start: StartMode = setup.start
     let closed = false
-    const { launched, initialized, sent, runEnded, usageLimits } = setup.hooks ?? {}
+    /** After an abort: a new process on the conversation, on the session's fiber (set below). */
+    let relaunch: Effect.Effect<void> = Effect.void
+    const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
     const { ctx, runs, approvals, processes, unknown, notice } = yield* assembleParts({
       sid,
       log,
       emit: setup.emit,
       sessionScope,
       services,
-      mapper: setup.makeMapper(start.cliId),
+      mapper: setup.makeMapper(setup.start.cliId),
       cwd: setup.cwd,
       tools: setup.tools,
       controlMs: timeouts.controlMs,
       initializeMs: timeouts.initializeMs,
       workflowRecord: setup.workflowRecord,
-      start: () => start,
-      prepare: (next) => setup.prepareLaunch(next, record),
+      start: () => conversation.current(),
+      prepare: (): Effect.Effect<PreparedLaunch, LaunchFailed, Broker> =>
+        Effect.flatMap(conversation.forLaunch, (start) => setup.prepareLaunch(start, record)),
       decodeLine: setup.decodeLine ?? decodeWireLine,
       hooks: {
         initialized: initialized && ((answer) => initialized(answer, record)),
         runEnded: runEnded && (() => runEnded(record)),
         usageLimits: usageLimits && ((limits) => usageLimits(limits, record)),
       },
+      silenceMs: timeouts.silenceMs,
+      relaunch: Effect.suspend(() => relaunch),
+      unread: (proc) => Effect.suspend(() => replays.unread(proc)),
     })
+    const conversation = makeConversationStart(
+      setup.start,
+      recover && ((guess) => recover(guess, record)),
+      (text) => notice("warning", text),
+    )
 
     /** The owner's after-launch work (skills, the ultracode check): on its own fiber, never delaying a prompt. */
     const afterLaunch = (fresh: boolean) =>
       fresh && launched ? ctx.fork(launched(record)).pipe(Effect.asVoid) : Effect.void
 
+    const replays = makeUnreadReplay({
+      ctx,
+      runs,
+      processes: () => processes,
+      admission,
+      cliId: () => conversation.current().cliId,
+      stored: stored && ((cliId, uuid) => stored(cliId, uuid, record)),
+      afterLaunch,
+      written: () => conversation.written(),
+    })
+
     const ensureProcess = Effect.fn("claude.session.ensureProcess")(function* () {
       const { fresh } = yield* processes.ensure
       yield* afterLaunch(fresh)
     })
+
+    relaunch = Effect.suspend(() =>
+      closed
+        ? Effect.void
+        : ctx
+            .fork(Effect.provideContext(admission.withPermits(1)(ensureProcess()), services))
+            .pipe(Effect.asVoid),
+    )
 
     const prompt = Effect.fn("claude.session.prompt")(function* (params: PromptParams) {
       const { proc, fresh } = yield* processes.ensure
@@ -217,28 +268,12 @@ export const makeOwnedSession = <R>(
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
-      yield* proc
-        .send(userFrame(content, uuid, steering ? "next" : undefined))
-        .pipe(
-          Effect.tapError((error) =>
-            steering ? Effect.void : runs.end(current, "Failed", { error: error.message }),
-          ),
-        )
-      const cliId = start.cliId
-      start = nextStartAfterWrite(start)
+      const input = { uuid, deliveryId: params.deliveryId, run: current, frame: userFrame(content, uuid) }
+      yield* replays.write(proc, input, steering ? userFrame(content, uuid, "next") : undefined)
+      const cliId = conversation.current().cliId
+      conversation.written()
       if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)
       return { run_id: current.id, steered: steering } satisfies PromptAccepted
-    })
-
-    const cancel = Effect.fn("claude.session.cancel")(function* () {
-      const current = runs.current()
-      if (!current || current.cancelling) return
-      current.cancelling = true
-      const proc = processes.current()
-      yield* approvals.settleAll("cancelled", proc?.channel)
-      if (!proc) return yield* runs.end(current, "Cancelled")
-      yield* ctx.fork(proc.channel.request("interrupt"))
-      yield* runs.armWatchdog(current, timeouts.cancelMs)
     })
 
     const request = <S extends ControlSubtype>(
@@ -251,19 +286,7 @@ export const makeOwnedSession = <R>(
         return proc ? proc.channel.request(subtype, fields, timeoutMs) : Effect.succeed(undefined)
       })
 
-    const cancelTask = Effect.fn("claude.session.cancelTask")(function* (taskId: string) {
-      const task = ctx.mapper.agentForTask(taskId)
-      const proc = processes.current()
-      if (!task || !proc) return yield* Effect.fail(new TaskNotFound({ taskId }))
-      if (task.kind === "workflow_agent")
-        return yield* Effect.fail(
-          new TaskNotStoppable({
-            taskId,
-            reason: "A workflow agent cannot be stopped on its own: stop the whole workflow instead",
-          }),
-        )
-      yield* proc.channel.request("stop_task", { task_id: task.agentId })
-    })
+    const { cancel, cancelTask } = makeCancels({ ctx, runs, approvals, processes, timeouts })
 
     const restart = Effect.fn("claude.session.restart")(function* (next: StartMode) {
       const current = runs.current()
@@ -271,8 +294,8 @@ export const makeOwnedSession = <R>(
       yield* approvals.settleAll("the conversation was rewound")
       yield* processes.stop
       runs.forgetSent()
-      if (next.cliId !== start.cliId) ctx.mapper = setup.makeMapper(next.cliId)
-      start = next
+      if (next.cliId !== conversation.current().cliId) ctx.mapper = setup.makeMapper(next.cliId)
+      conversation.set(next)
       yield* processes.ensure
       yield* afterLaunch(true)
     })
@@ -281,6 +304,9 @@ export const makeOwnedSession = <R>(
       if (closed) return
       closed = true
       processes.markStopping()
+      yield* approvals.settleAll("the session closed")
+      // An initialize in flight fails now instead of waiting out its timeout.
+      yield* processes.abandon
       // Closing lets the reader finish what the process already wrote (a last result).
       yield* Scope.close(sessionScope, Exit.void)
       yield* runs.closeCurrent
@@ -288,7 +314,7 @@ export const makeOwnedSession = <R>(
 
     const session: LiveSession = {
       hostId: sid,
-      cliId: () => start.cliId,
+      cliId: () => conversation.current().cliId,
       runId: () => runs.current()?.id,
       isRunning: () => processes.current() !== undefined,
       ensureProcess: Effect.suspend(() => admission.withPermits(1)(ensureProcess())),

@@ -4,6 +4,14 @@
  * forked conversation is always the CLI's own stored one (history.ts reads
  * it); the host's session id maps to the CLI's through session state
  * (state.ts: an alias after a rewind to nothing, the prompts sent).
+ *
+ * Recovery (`recoveryFor`): a process that died after a prompt was written
+ * is started again with `--resume` only when the CLI stored the
+ * conversation (its transcript holds a prompt); with no transcript the same
+ * id starts anew, and a transcript without a prompt (the CLI holds the id
+ * but cannot resume it) gets a fresh id under an alias. Each says so.
+ * `storedPromptFor` tells the session whether a prompt a dead process left
+ * unread is in the transcript after all (then it is not written again).
  */
 import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
@@ -12,7 +20,39 @@ import * as history from "../history.ts"
 import { optionsRecord, parseOptions } from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
+import type { Account } from "../instances.ts"
+import type { Recovery } from "../session.ts"
+import type { StartMode } from "../types.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
+
+/** Does the transcript hold the prompt sent with `uuid` (the CLI keeps our uuid as its record's)? */
+export const storedPromptFor = (acct: Account, cwd: string) => (cliId: string, uuid: string) =>
+  Effect.gen(function* () {
+    const configDir = yield* configDirFor(acct)
+    const stored = yield* history.readPrompts(configDir, cwd, cliId)
+    return stored.prompts.some((record) => record.uuid === uuid)
+  })
+
+/** The start a relaunch that guessed `--resume` really gets: the transcript decides. */
+export const recoveryFor = (acct: Account, hostId: string, cwd: string) => (guess: StartMode) =>
+  Effect.gen(function* () {
+    const configDir = yield* configDirFor(acct)
+    const stored = yield* history.readPrompts(configDir, cwd, guess.cliId)
+    if (stored.prompts.length > 0) return { start: guess } satisfies Recovery
+    const lost = "Claude Code ended before it stored this conversation"
+    if (!stored.found)
+      return {
+        start: { kind: "new", cliId: guess.cliId },
+        notice: `${lost}: it starts anew under the same id, without the turns before.`,
+      } satisfies Recovery
+    // The CLI refuses `--session-id` for an id it has a file for, and cannot resume one without a prompt.
+    const fresh = crypto.randomUUID()
+    yield* state.setCliAlias(hostId, fresh)
+    return {
+      start: { kind: "new", cliId: fresh },
+      notice: `${lost}: it starts anew as ${fresh}, without the turns before.`,
+    } satisfies Recovery
+  })
 
 type ConversationMethods = Pick<
   AgentProvider,

@@ -37,6 +37,8 @@ export interface Approvals {
   readonly withdraw: (requestId: string) => Effect.Effect<void>
   /** Resolve every open request with `reason`; with `denyThrough` (cancel) each is also denied to the CLI. */
   readonly settleAll: (reason: string, denyThrough?: ControlChannel) => Effect.Effect<void>
+  /** How many requests wait for the user now. */
+  readonly openCount: () => number
 }
 
 /** AskUserQuestion input → the protocol's questions (lenient: the tool's input is the model's). */
@@ -182,5 +184,5 @@ export const makeApprovals = (
       }
     })
 
-  return { open, answerApproval, answerQuestion, withdraw, settleAll }
+  return { open, answerApproval, answerQuestion, withdraw, settleAll, openCount: () => requests.size }
 }

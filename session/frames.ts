@@ -57,7 +57,7 @@ export const makeFrameRouter =
           return yield* channel.refuse(request.request_id, unhandled(body.subtype))
         switch (body.subtype) {
           case "can_use_tool": {
-            const run = runs.current() ?? (yield* runs.open([]))
+            const run = runs.current() ?? (yield* runs.open([], "cli"))
             return yield* approvals.open(request.request_id, body, run.id)
           }
           case "mcp_message":
@@ -118,7 +118,7 @@ export const makeFrameRouter =
             return yield* approvals.withdraw(frame.request_id)
         }
       } else yield* routes.unknown.note(frame)
-      if (!runs.current() && beginsTurn(frame)) yield* runs.open([])
+      if (!runs.current() && beginsTurn(frame)) yield* runs.open([], "cli")
       const out = ctx.mapper.map(frame, runs.current()?.id)
       yield* ctx.emitAll(out.events)
       for (const signal of out.signals) yield* onSignal(signal)

@@ -18,7 +18,7 @@ import { type Approvals, makeApprovals } from "./approvals.ts"
 import { makeSessionContext, type SessionContext } from "./context.ts"
 import { makeFrameRouter } from "./frames.ts"
 import { makeMcpBridge } from "./mcp-bridge.ts"
-import { makeProcessKeeper, type PreparedLaunch, type ProcessKeeper } from "./process.ts"
+import { makeProcessKeeper, type PreparedLaunch, type ProcessKeeper, type ProcessOptions } from "./process.ts"
 import { makeRunLedger, type RunLedger } from "./runs.ts"
 import { makeUnknownFrames, type UnknownFrames } from "./unknown-frames.ts"
 
@@ -49,6 +49,12 @@ export interface PartsInput {
   readonly prepare: (start: StartMode) => Effect.Effect<PreparedLaunch, LaunchFailed, Broker>
   readonly decodeLine: (line: string) => DecodedLine<Frame>
   readonly hooks: BoundHooks
+  /** A fixed silence bound (tests); otherwise the CLI's `API_TIMEOUT_MS` decides it. */
+  readonly silenceMs: number | undefined
+  /** Start a process again after an abort. */
+  readonly relaunch: Effect.Effect<void>
+  /** A dead process's unread prompt: replayed by the owner? */
+  readonly unread: ProcessOptions["unread"]
 }
 
 export interface SessionParts {
@@ -110,6 +116,10 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       approvals,
       notice,
       initialized: input.hooks.initialized,
+      silenceMs: input.silenceMs,
+      awaitingUser: () => approvals.openCount() > 0,
+      relaunch: input.relaunch,
+      unread: input.unread,
     })
     return { ctx, runs, approvals, processes, unknown, notice }
   })

@@ -12,11 +12,17 @@
  *   channel's `failAll`), drops the open approvals and questions, and fails
  *   the run in flight with the last lines of stderr (or ends it Cancelled
  *   when cancel was under way). An exit we caused (stop) is not news.
+ * - A process that stopped answering (silent past the CLI's own bounds:
+ *   session/silence.ts; or an `interrupt` left unanswered) is aborted: its
+ *   run ends at once (Failed, or Cancelled when cancel was under way) with a
+ *   notice saying why, the process is killed and a new one is started on
+ *   the conversation.
+ * - Abandon (close): every waiter, `initialize` included, fails at once.
  */
 import { type Context, Effect, Exit, Scope } from "effect"
 import { LaunchFailed, ProcessExited, type SessionError } from "../errors.ts"
 import { initializeRequest } from "../launch.ts"
-import type { Broker, BrokerError, ProcessExit } from "../sdk/plugin-api.ts"
+import { type Broker, type BrokerError, Env, type ProcessExit } from "../sdk/plugin-api.ts"
 import { type DecodedLine, openTransport, type Transport } from "../transport.ts"
 import type { StartMode } from "../types.ts"
 import type { Frame, InitializeResponse } from "../wire.ts"
@@ -24,6 +30,7 @@ import type { Approvals } from "./approvals.ts"
 import type { SessionContext } from "./context.ts"
 import { type ControlChannel, makeControlChannel } from "./control.ts"
 import type { RunLedger } from "./runs.ts"
+import { apiTimeoutOf, makeSilenceWatch, silenceBound } from "./silence.ts"
 
 /** What one launch runs: computed by the agent at every launch (knobs are read fresh). */
 export interface PreparedLaunch {
@@ -38,8 +45,12 @@ export interface LiveProcess {
   /** Write one frame (a user message) to its stdin. */
   readonly send: (frame: unknown) => Effect.Effect<void, ProcessExited>
   exited: boolean
-  /** Closed on purpose (close, restart): its exit is not news. */
+  /** Closed on purpose (close, restart, abort): its exit is not news. */
   stopping: boolean
+  /** How long a run on this process may stay silent (session/silence.ts). */
+  readonly silenceMs: number
+  /** Frames read from it so far (a write it never answered: none after it). */
+  heard: number
 }
 
 export interface ProcessKeeper {
@@ -55,6 +66,10 @@ export interface ProcessKeeper {
   readonly stop: Effect.Effect<void>
   /** The session closes: the running process's exit is not news either. */
   readonly markStopping: () => void
+  /** The process stopped answering: end its run now, kill it, start another (`why` says what happened). */
+  readonly abort: (state: LiveProcess, why: string) => Effect.Effect<void, never, Broker>
+  /** The session closes: every request still waiting (an `initialize` in flight) fails now. */
+  readonly abandon: Effect.Effect<void>
 }
 
 export interface ProcessOptions {
@@ -75,7 +90,35 @@ export interface ProcessOptions {
   readonly approvals: Approvals
   readonly notice: (level: "warning" | "error", text: string) => Effect.Effect<void>
   readonly initialized: ((answer: InitializeResponse) => Effect.Effect<void, never, Broker>) | undefined
+  /** A fixed silence bound (tests); otherwise it comes from the CLI's `API_TIMEOUT_MS`. */
+  readonly silenceMs: number | undefined
+  /** An approval or question waits for the user (the CLI is not silent then: it waits too). */
+  readonly awaitingUser: () => boolean
+  /** Start a process again after an abort (the owner serializes it with prompts). */
+  readonly relaunch: Effect.Effect<void>
+  /** The process died: did it leave a prompt unread, which the owner now replays? */
+  readonly unread: (state: LiveProcess) => Effect.Effect<boolean, never, Broker>
 }
+
+/** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
+const watchSilence = (
+  options: ProcessOptions,
+  silenceMs: number,
+  abort: (why: string) => Effect.Effect<void, never, Broker>,
+) =>
+  makeSilenceWatch({
+    silenceMs,
+    watching: () => options.runs.current() !== undefined && !options.awaitingUser(),
+    onSilent: (silentMs) =>
+      options.ctx
+        .fork(
+          Effect.provideContext(
+            abort(`Claude Code sent nothing for ${Math.round(silentMs / 1000)} s during a turn`),
+            options.services,
+          ),
+        )
+        .pipe(Effect.asVoid),
+  })
 
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
@@ -93,11 +136,33 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       if (state.stopping) return
       const run = runs.current()
       const resumes = `${error.message}. The next prompt resumes the conversation.`
+      // A prompt the process died without reading: the owner writes it to a new one instead.
+      if (run && !run.cancelling && (yield* options.unread(state))) return
       if (run) {
         const cancelled = run.cancelling
         yield* runs.end(run, cancelled ? "Cancelled" : "Failed", cancelled ? {} : { error: error.message })
         if (!cancelled) yield* options.notice("error", resumes)
       } else if (exit.code !== 0) yield* options.notice("warning", resumes)
+    })
+
+  const abort = (state: LiveProcess, why: string) =>
+    Effect.gen(function* () {
+      // Only the process in charge: an old one's late timeout must not end a newer one's run.
+      if (state.stopping || state.exited || proc !== state) return
+      state.stopping = true
+      proc = undefined
+      runs.forgetSent()
+      yield* options.approvals.settleAll("the Claude Code process stopped answering")
+      const run = runs.current()
+      const text = `${why}: Claude Code was restarted on the conversation.`
+      if (run) {
+        const cancelled = run.cancelling
+        yield* runs.end(run, cancelled ? "Cancelled" : "Failed", cancelled ? {} : { error: text })
+      }
+      yield* options.notice("error", text)
+      yield* state.channel.failAll(new ProcessExited({ code: null, signal: "SIGKILL", stderr: why }))
+      yield* Scope.close(state.scope, Exit.void)
+      yield* options.relaunch
     })
 
   const stopProcess = (state: LiveProcess) =>
@@ -109,16 +174,32 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
 
   const launch = Effect.fn("claude.session.launch")(function* () {
     const prepared = yield* options.prepare(options.start())
+    const silenceMs =
+      options.silenceMs ??
+      silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? (yield* (yield* Env).get("API_TIMEOUT_MS"))))
     const scope = yield* Scope.fork(options.sessionScope)
     // The channel writes through the transport opened just below.
     let transport: Transport | undefined
     const send = (frame: unknown): Effect.Effect<void, ProcessExited> =>
       transport && !state.exited
-        ? transport.send(frame)
+        ? transport.send(frame).pipe(
+            // A write the pipe refused: the process is gone, whether or not its exit was seen yet.
+            Effect.tapError(() =>
+              Effect.sync(() => {
+                state.exited = true
+              }),
+            ),
+          )
         : Effect.fail(new ProcessExited({ code: null, signal: null, stderr: transport?.stderrTail() ?? "" }))
     const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
-    const state: LiveProcess = { scope, channel, send, exited: false, stopping: false }
-    const onFrame = options.route(channel)
+    const state: LiveProcess = { scope, channel, send, exited: false, stopping: false, silenceMs, heard: 0 }
+    const route = options.route(channel)
+    const silence = watchSilence(options, silenceMs, (why) => abort(state, why))
+    const onFrame = (frame: Frame) => {
+      state.heard++
+      silence.onFrame(frame)
+      return route(frame)
+    }
     const opened = yield* openTransport<Frame>({
       command: "claude",
       args: prepared.args,
@@ -143,6 +224,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     transport = opened
     proc = state
     yield* ctx.fork(opened.closed.pipe(Effect.flatMap((exit) => onExit(state, exit, opened.stderrTail()))))
+    yield* silence.loop.pipe(Effect.forkIn(scope))
     // The reader already runs: the CLI's MCP initialize comes before this answer.
     const answer = yield* channel
       .request(
@@ -174,5 +256,13 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     markStopping: () => {
       if (proc) proc.stopping = true
     },
+    abort,
+    abandon: Effect.suspend(() =>
+      proc
+        ? proc.channel.failAll(
+            new ProcessExited({ code: null, signal: "SIGTERM", stderr: "the session closed" }),
+          )
+        : Effect.void,
+    ),
   }
 }

@@ -7,7 +7,14 @@
  * - Cancel arms a watchdog: the run ends Cancelled at its `result`, or when
  *   the watchdog fires if the CLI stays silent.
  * - The cancelled-run fence: a late `result` whose inputs all belonged to
- *   runs cancel ended never ends a later run.
+ *   runs cancel ended never ends a later prompt's run. A run the CLI began
+ *   by itself (a steer answered after a cancel, a background task's turn)
+ *   ends at the next result whatever inputs it reports: it is that turn's.
+ * - A prompt sent while a run is being cancelled opens its own run; the
+ *   cancelled run waits apart for its own result (or its watchdog), so the
+ *   interrupted turn's error result ends the cancelled run, never the new one
+ *   (2.1.332 answers the interrupt with that result, then the new prompt's
+ *   turn, with no `session_state_changed` between them).
  * - Delivery attribution: every uuid in `user_message_uuids` adds the
  *   delivery id it was sent with to the run that reports consuming it (a
  *   steer joins the run it steered).
@@ -29,7 +36,8 @@ export interface RunEnd {
 
 export interface RunLedger {
   readonly current: () => RunState | undefined
-  readonly open: (deliveryIds: ReadonlyArray<string>) => Effect.Effect<RunState>
+  /** A run for a prompt (`origin: "prompt"`), or for a turn the CLI began by itself. */
+  readonly open: (deliveryIds: ReadonlyArray<string>, origin?: RunOrigin) => Effect.Effect<RunState>
   /** End `run` once; later calls do nothing. */
   readonly end: (run: RunState, outcome: RunOutcome, extra?: RunEnd) => Effect.Effect<void, never, Broker>
   /** End a cancelling run Cancelled after `ms` unless its result comes first. */
@@ -40,9 +48,11 @@ export interface RunLedger {
   readonly forgetSent: () => void
   /** A `result`: attribute its inputs and end the run it belongs to. */
   readonly onResult: (signal: Extract<Signal, { type: "result" }>) => Effect.Effect<void, never, Broker>
-  /** The session closed: end the run in flight Cancelled, without the ended hook. */
+  /** The session closed: end the run in flight (and any still being cancelled) Cancelled, without the ended hook. */
   readonly closeCurrent: Effect.Effect<void>
 }
+
+export type RunOrigin = "prompt" | "cli"
 
 export const makeRunLedger = (
   ctx: SessionContext,
@@ -52,6 +62,10 @@ export const makeRunLedger = (
   let run: RunState | undefined
   const sentInputs = new Map<string, SentInput>()
   const cancelledRuns = new Set<string>()
+  /** Runs cancel is ending while a newer prompt's run is current. */
+  const cancelling = new Set<RunState>()
+  /** Runs opened for a turn the CLI began by itself. */
+  const selfOpened = new Set<string>()
 
   const fence = (runId: string) => {
     cancelledRuns.add(runId)
@@ -60,8 +74,9 @@ export const makeRunLedger = (
     if (!oldest.done) cancelledRuns.delete(oldest.value)
   }
 
-  const open = (deliveryIds: ReadonlyArray<string>): Effect.Effect<RunState> =>
+  const open = (deliveryIds: ReadonlyArray<string>, origin: RunOrigin = "prompt"): Effect.Effect<RunState> =>
     Effect.suspend(() => {
+      if (run && !run.ended && run.cancelling) cancelling.add(run)
       const opened: RunState = {
         id: crypto.randomUUID(),
         deliveryIds: [...deliveryIds],
@@ -70,6 +85,7 @@ export const makeRunLedger = (
         ended: false,
       }
       run = opened
+      if (origin === "cli") selfOpened.add(opened.id)
       return ctx
         .emit({
           type: "RunStarted",
@@ -90,6 +106,8 @@ export const makeRunLedger = (
       target.ended = true
       if (outcome === "Cancelled") fence(target.id)
       if (run === target) run = undefined
+      cancelling.delete(target)
+      selfOpened.delete(target.id)
       const watchdog = target.watchdog
       target.watchdog = undefined
       yield* ctx.emit({
@@ -114,13 +132,20 @@ export const makeRunLedger = (
   const onResult = (signal: Extract<Signal, { type: "result" }>) =>
     Effect.gen(function* () {
       const uuids = signal.userMessageUuids ?? []
+      const owners = uuids.map((uuid) => sentInputs.get(uuid)?.runId)
+      // The interrupted turn's result ends the run cancel was ending, not the prompt's after it.
+      const interrupted = [...cancelling].find((r) => owners.includes(r.id))
+      if (interrupted && !(run && owners.includes(run.id))) {
+        for (const uuid of uuids) sentInputs.delete(uuid)
+        return yield* end(interrupted, "Cancelled", { usage: signal.usage })
+      }
       const current = run
       // The late result of a run cancel already ended stays fenced to it. (An input steered
-      // into a run that finished first is answered in a continuation: that result counts.)
-      const owners = uuids.map((uuid) => sentInputs.get(uuid)?.runId)
+      // into a run that finished first is answered in a continuation: that result counts, and
+      // so does any result of a turn the CLI began by itself.)
       const fenced =
         owners.length > 0 && owners.every((owner) => owner !== undefined && cancelledRuns.has(owner))
-      if (!current || (fenced && !owners.includes(current.id))) {
+      if (!current || (fenced && !owners.includes(current.id) && !selfOpened.has(current.id))) {
         for (const uuid of uuids) sentInputs.delete(uuid)
         return
       }
@@ -144,11 +169,23 @@ export const makeRunLedger = (
     })
 
   const closeCurrent = Effect.suspend(() => {
-    const current = run
-    if (!current || current.ended) return Effect.void
-    current.ended = true
+    const open = [...cancelling, ...(run ? [run] : [])].filter((r) => !r.ended)
+    cancelling.clear()
     run = undefined
-    return ctx.emit({ type: "RunEnded", session_id: ctx.sid, run_id: current.id, outcome: "Cancelled" })
+    return Effect.forEach(
+      open,
+      (target) => {
+        target.ended = true
+        return ctx.emit({
+          type: "RunEnded",
+          session_id: ctx.sid,
+          run_id: target.id,
+          outcome: "Cancelled",
+          ...(target.deliveryIds.length > 0 ? { delivery_ids: [...target.deliveryIds] } : {}),
+        })
+      },
+      { discard: true },
+    )
   })
 
   return {

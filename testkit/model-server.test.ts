@@ -6,6 +6,7 @@ import {
   hang,
   type ModelServer,
   message,
+  midBlock,
   rateLimited,
   stall,
   startModelServer,
@@ -186,5 +187,28 @@ describe("faults", () => {
     expect(server.requests.at(-1)?.status).toBe("hang")
     ac.abort()
     await expect(pending).rejects.toThrow()
+  })
+
+  it("midBlock stalls or cuts inside a text block and inside a tool input, after the chosen delta", async () => {
+    const long = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    server = await startModelServer(
+      {
+        main: [
+          [midBlock(text(long), 1, stall(300))],
+          [midBlock(text(long), 2, cut())],
+          [midBlock(toolUse("Bash", { command: "echo hi", description: "Say hi" }), 1, cut())],
+        ],
+      },
+      { chunkSize: 10 },
+    )
+    const t = Date.now()
+    const stalled = await (await post(req("a"))).text()
+    expect(Date.now() - t).toBeGreaterThanOrEqual(290)
+    expect(stalled).toContain("fourteen")
+    const cutText = await (await post(req("b"))).text().catch((e: unknown) => String(e))
+    expect(cutText).not.toContain("fourteen")
+    expect(server.requests.at(-1)?.status).toBe("cut")
+    await (await post(req("c"))).text().catch(() => "")
+    expect(server.requests.at(-1)?.status).toBe("cut")
   })
 })

@@ -20,6 +20,13 @@ import type { AddressInfo, Socket } from "node:net"
 export interface TextBlock {
   readonly kind: "text"
   readonly text: string
+  /** A fault inside the block, after this many of its deltas (`midBlock`). */
+  readonly fault?: BlockFault
+}
+/** Stall or cut a stream inside a block, after `afterDeltas` of its deltas were sent. */
+export interface BlockFault {
+  readonly afterDeltas: number
+  readonly step: StallStep | CutStep
 }
 export interface ThinkingBlock {
   readonly kind: "thinking"
@@ -31,6 +38,8 @@ export interface ToolUseBlock {
   readonly name: string
   readonly input: unknown
   readonly id?: string
+  /** A fault inside the tool input's stream, after this many `input_json_delta`s (`midBlock`). */
+  readonly fault?: BlockFault
 }
 /** Pause inside the stream (after the blocks before it were sent). */
 export interface StallStep {
@@ -90,6 +99,12 @@ export const toolUse = (name: string, input: unknown, id?: string): ToolUseBlock
   id === undefined ? { kind: "tool_use", name, input } : { kind: "tool_use", name, input, id }
 export const stall = (ms: number): StallStep => ({ kind: "stall", ms })
 export const cut = (): CutStep => ({ kind: "cut" })
+/** The same block with a stall or a cut after `afterDeltas` of its deltas (mid-text, mid tool input). */
+export const midBlock = <B extends TextBlock | ToolUseBlock>(
+  block: B,
+  afterDeltas: number,
+  step: StallStep | CutStep,
+): B => ({ ...block, fault: { afterDeltas, step } })
 export const hang = (): Hang => ({ kind: "hang" })
 export const message = (steps: readonly Step[], opts: Omit<Message, "kind" | "steps"> = {}): Message => ({
   kind: "message",
@@ -638,6 +653,17 @@ export async function startModelServer(
       },
     })
     let index = 0
+    /** A block's fault, once its delta count is reached: whether the stream goes on. */
+    const blockFault = async (fault: BlockFault | undefined, sent: number): Promise<boolean> => {
+      if (!fault || sent !== fault.afterDeltas) return true
+      if (fault.step.kind === "stall") {
+        await sleep(fault.step.ms)
+        return !closed
+      }
+      await new Promise<void>((r) => res.write("", () => r()))
+      res.socket?.destroy()
+      return false
+    }
     for (const s of steps) {
       if (closed) return "client_closed"
       if (s.kind === "stall") {
@@ -652,8 +678,12 @@ export async function startModelServer(
       }
       if (s.kind === "text") {
         ev("content_block_start", { index, content_block: { type: "text", text: "" } })
-        for (const c of chunks(s.text, chunkSize))
+        let sent = 0
+        for (const c of chunks(s.text, chunkSize)) {
           ev("content_block_delta", { index, delta: { type: "text_delta", text: c } })
+          if (!(await blockFault(s.fault, ++sent)))
+            return s.fault?.step.kind === "cut" ? "cut" : "client_closed"
+        }
         ev("content_block_stop", { index })
       } else if (s.kind === "thinking") {
         ev("content_block_start", { index, content_block: { type: "thinking", thinking: "", signature: "" } })
@@ -667,8 +697,12 @@ export async function startModelServer(
           content_block: { type: "tool_use", id: s.id, name: s.name, input: {} },
         })
         const json = JSON.stringify(s.input ?? {})
-        for (const c of jsonChunks(json))
+        let sent = 0
+        for (const c of jsonChunks(json)) {
           ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: c } })
+          if (!(await blockFault(s.fault, ++sent)))
+            return s.fault?.step.kind === "cut" ? "cut" : "client_closed"
+        }
         ev("content_block_stop", { index })
       }
       index++
