@@ -95,6 +95,8 @@ export const makeFrameRouter =
                 run_id: run.id,
                 ...(signal.rejected.window ? { window: signal.rejected.window } : {}),
                 ...(signal.rejected.resetsAt ? { resets_at: signal.rejected.resetsAt } : {}),
+                reason: signal.rejected.reason,
+                ...(signal.rejected.entry ? { window_usage: signal.rejected.entry } : {}),
                 message: signal.rejected.message,
               })
             return
