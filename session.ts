@@ -33,7 +33,7 @@ import type {
   UsageLimits,
 } from "./sdk/protocol.ts"
 import { assembleParts } from "./session/parts.ts"
-import type { PreparedLaunch } from "./session/process.ts"
+import { type PreparedLaunch, reportUnknown } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import {
@@ -176,7 +176,7 @@ export const makeOwnedSession = <R>(
     let start: StartMode = setup.start
     let closed = false
     const { launched, initialized, sent, runEnded, usageLimits } = setup.hooks ?? {}
-    const { ctx, runs, approvals, processes, unknown, notice } = yield* assembleParts({
+    const { ctx, runs, approvals, processes, unknown, pickup, notice } = yield* assembleParts({
       sid,
       log,
       emit: setup.emit,
@@ -216,18 +216,18 @@ export const makeOwnedSession = <R>(
       const current = steering ? running : yield* runs.open(params.deliveryId ? [params.deliveryId] : [])
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
+      pickup.written({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
-      yield* proc
-        .send(userFrame(content, uuid, steering ? "next" : undefined))
-        .pipe(
-          Effect.tapError((error) =>
-            steering ? Effect.void : runs.end(current, "Failed", { error: error.message }),
-          ),
-        )
+      yield* proc.send(userFrame(content, uuid, steering ? "next" : undefined)).pipe(
+        Effect.tapError((error) => {
+          pickup.withdraw(uuid)
+          return steering ? Effect.void : runs.end(current, "Failed", { error: error.message })
+        }),
+      )
       const cliId = start.cliId
       start = nextStartAfterWrite(start)
       if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)
-      return { run_id: current.id, steered: steering } satisfies PromptAccepted
+      return { run_id: current.id, steered: steering, input_uuid: uuid } satisfies PromptAccepted
     })
 
     const cancel = Effect.fn("claude.session.cancel")(function* () {
@@ -270,6 +270,7 @@ export const makeOwnedSession = <R>(
       if (current) yield* runs.end(current, "Cancelled")
       yield* approvals.settleAll("the conversation was rewound")
       yield* processes.stop
+      yield* reportUnknown({ ctx, pickup, runs }, "the conversation was restarted before the model took it")
       runs.forgetSent()
       if (next.cliId !== start.cliId) ctx.mapper = setup.makeMapper(next.cliId)
       start = next

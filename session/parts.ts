@@ -20,6 +20,7 @@ import { makeFrameRouter } from "./frames.ts"
 import { makeMcpBridge } from "./mcp-bridge.ts"
 import { makeProcessKeeper, type PreparedLaunch, type ProcessKeeper } from "./process.ts"
 import { makeRunLedger, type RunLedger } from "./runs.ts"
+import { makePickupTracker, type PickupTracker } from "./pickup.ts"
 import { makeUnknownFrames, type UnknownFrames } from "./unknown-frames.ts"
 
 export type NoticeLevel = "info" | "warning" | "error"
@@ -57,6 +58,8 @@ export interface SessionParts {
   readonly approvals: Approvals
   readonly processes: ProcessKeeper
   readonly unknown: UnknownFrames
+  /** Pickup evidence per written input (session/pickup.ts). */
+  readonly pickup: PickupTracker
   /** A notice to the host, under the run in flight if any. */
   readonly notice: (level: NoticeLevel, text: string) => Effect.Effect<void>
 }
@@ -85,6 +88,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       ...(input.workflowRecord ? { record: input.workflowRecord } : {}),
     })
     const unknown = makeUnknownFrames(log, sid)
+    const pickup = makePickupTracker()
     const route = makeFrameRouter({
       ctx,
       runs,
@@ -92,6 +96,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       mcp: yield* makeMcpBridge(ctx, input.tools),
       workflows,
       unknown,
+      pickup,
       usageLimits: input.hooks.usageLimits,
     })
     const processes = makeProcessKeeper({
@@ -108,8 +113,9 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       route,
       runs,
       approvals,
+      pickup,
       notice,
       initialized: input.hooks.initialized,
     })
-    return { ctx, runs, approvals, processes, unknown, notice }
+    return { ctx, runs, approvals, processes, unknown, pickup, notice }
   })
