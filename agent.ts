@@ -19,6 +19,7 @@ import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.t
 import { SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./launch.ts"
+import { makeRecovery } from "./recovery.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
 import { launchFlags, type SessionOptions } from "./options.ts"
@@ -114,6 +115,7 @@ export const makeClaudeAgent = (
     effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
 
   const emit = (event: AgentEvent) => host.emit(event)
+  const recovery = makeRecovery({ account: acct, decodeLine: decode, knobs: readLaunchKnobsLogged, emit })
 
   const lookup = (sessionId: string) =>
     Effect.suspend(() => {
@@ -159,11 +161,25 @@ export const makeClaudeAgent = (
               ...(params.options.model ? { model: params.options.model } : {}),
             }),
           decodeLine: decode,
-          emit: trace.emit,
+          // A blocked run learns whose quota it was, on its own fiber (recovery.ts).
+          emit: (event) =>
+            trace
+              .emit(event)
+              .pipe(
+                Effect.andThen(
+                  event.type === "usage_blocked"
+                    ? recovery
+                        .onEvent(event, params.cwd)
+                        .pipe(Effect.provideContext(services), Effect.forkIn(scope))
+                    : Effect.void,
+                ),
+                Effect.asVoid,
+              ),
           promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
           hooks: {
             initialized: (answer) => {
               trace.sawVersion(answer.claude_code_version)
+              recovery.launched(hostId, answer.account)
               return catalog.adopt(answer)
             },
             launched: (open) =>
