@@ -26,7 +26,7 @@ import { launchFlags, type SessionOptions } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
-import { makeOwnedSession, type SessionTimeouts } from "./session.ts"
+import { type LiveSession, makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill } from "./skills.ts"
 import * as state from "./state.ts"
 import { type TraceSessionParams, traceSession } from "./trace/session.ts"
@@ -86,6 +86,20 @@ const tracedEmit = (
   )
 }
 
+/** The agent's record of one open session, built from its LiveSession. */
+const openRecord =
+  (params: OpenParams, scope: OpenSession["scope"]) =>
+  (live: LiveSession): OpenSession => ({
+    live,
+    scope,
+    cwd: params.cwd,
+    tools: params.tools ?? [],
+    instructions: params.instructions,
+    options: params.options,
+    sentUuids: new Map(),
+    skills: undefined,
+  })
+
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
@@ -115,7 +129,13 @@ export const makeClaudeAgent = (
     effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
 
   const emit = (event: AgentEvent) => host.emit(event)
-  const recovery = makeRecovery({ account: acct, decodeLine: decode, knobs: readLaunchKnobsLogged, emit })
+  const recovery = makeRecovery({
+    account: acct,
+    decodeLine: decode,
+    knobs: readLaunchKnobsLogged,
+    emit,
+    provide: (effect) => Effect.provideContext(effect, services),
+  })
 
   const lookup = (sessionId: string) =>
     Effect.suspend(() => {
@@ -161,20 +181,7 @@ export const makeClaudeAgent = (
               ...(params.options.model ? { model: params.options.model } : {}),
             }),
           decodeLine: decode,
-          // A blocked run learns whose quota it was, on its own fiber (recovery.ts).
-          emit: (event) =>
-            trace
-              .emit(event)
-              .pipe(
-                Effect.andThen(
-                  event.type === "usage_blocked"
-                    ? recovery
-                        .onEvent(event, params.cwd)
-                        .pipe(Effect.provideContext(services), Effect.forkIn(scope))
-                    : Effect.void,
-                ),
-                Effect.asVoid,
-              ),
+          emit: recovery.sessionEmit(trace.emit, params.cwd, scope),
           promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
           hooks: {
             initialized: (answer) => {
@@ -198,16 +205,7 @@ export const makeClaudeAgent = (
           },
           ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },
-        (live): OpenSession => ({
-          live,
-          scope,
-          cwd: params.cwd,
-          tools: params.tools ?? [],
-          instructions: params.instructions,
-          options: params.options,
-          sentUuids: new Map(),
-          skills: undefined,
-        }),
+        openRecord(params, scope),
       ).pipe(Scope.provide(scope))
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)

@@ -29,6 +29,8 @@ export interface RecoverySetup {
   /** The launch knobs as they are now. */
   readonly knobs: Effect.Effect<LaunchKnobs, never, Broker>
   readonly emit: (event: AgentEvent) => Effect.Effect<void>
+  /** Provides the broker to the background identification. */
+  readonly provide: <A, E>(effect: Effect.Effect<A, E, Broker>) => Effect.Effect<A, E>
 }
 
 /** The account a fresh probe process reports in `initialize` (prompt-, hook- and MCP-free). */
@@ -110,19 +112,28 @@ export const makeRecovery = (setup: RecoverySetup) => {
   return {
     /** A session's launch answered `initialize`: its own account. */
     launched: (sessionId: string, account: unknown) => void natives.set(sessionId, account),
-    /** After every session event: a blocked run gets its account's identity. */
-    onEvent: (event: AgentEvent, cwd: string): Effect.Effect<void, never, Broker> =>
-      event.type !== "usage_blocked"
-        ? Effect.void
-        : identify(event.session_id, cwd).pipe(
-            Effect.flatMap((identity) =>
-              setup.emit({
-                type: "recovery_identity",
-                session_id: event.session_id,
-                run_id: event.run_id,
-                identity,
-              }),
+    /** A session's `emit` that also identifies the account of each blocked run, on a fiber in `scope`. */
+    sessionEmit:
+      (emit: (event: AgentEvent) => Effect.Effect<void>, cwd: string, scope: Scope.Scope) =>
+      (event: AgentEvent): Effect.Effect<void> =>
+        event.type !== "usage_blocked"
+          ? emit(event)
+          : emit(event).pipe(
+              Effect.andThen(
+                identify(event.session_id, cwd).pipe(
+                  Effect.flatMap((identity) =>
+                    setup.emit({
+                      type: "recovery_identity",
+                      session_id: event.session_id,
+                      run_id: event.run_id,
+                      identity,
+                    }),
+                  ),
+                  setup.provide,
+                  Effect.forkIn(scope),
+                ),
+              ),
+              Effect.asVoid,
             ),
-          ),
   }
 }
