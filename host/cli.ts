@@ -8,6 +8,7 @@
  *   npm start -- "prompt"          run one prompt; exit 0 Completed, 1 Failed, 130 Cancelled
  *   npm start -- --help            the options
  */
+import type { AutoContinueMode } from "./auto-continue.ts"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -32,6 +33,8 @@ const USAGE = `npm start [-- [options] ["prompt"]]
   --cwd <dir>       the workspace (default: the folder npm start was run from)
   --data <dir>      the host's data folder (default ~/.local/share/convergence-claude)
   --model <value>   --effort <level>   --approval <supervised|accept_edits|auto|full>
+  --auto-continue <identified|any>  when a usage limit blocks a run, send one "continue"
+                    at its reset (identified: claude.ai accounts only; any: also keys and tokens)
   --keep            keep the demo's temporary folder
   --no-color        plain text
 `
@@ -40,6 +43,15 @@ const fail = (message: string, hint: string): never => {
   process.stderr.write(`✗ ${message} — ${hint}\n`)
   process.exit(1)
 }
+
+const autoContinueMode = (value: string | undefined): AutoContinueMode =>
+  value === undefined || value === "off"
+    ? "off"
+    : value === "any"
+      ? "any"
+      : value === "on" || value === "identified"
+        ? "identified"
+        : fail(`--auto-continue=${value}`, "use --auto-continue identified, any or off")
 
 const parse = () => {
   try {
@@ -55,6 +67,7 @@ const parse = () => {
         effort: { type: "string" },
         approval: { type: "string" },
         keep: { type: "boolean" },
+        "auto-continue": { type: "string" },
         "no-color": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -137,6 +150,7 @@ const main = async (): Promise<number> => {
       approvals: prompt === undefined ? "ask" : values.yes || world ? "allow" : "deny",
       questions: prompt !== undefined && (values.yes || world) ? "first" : "ask",
       policyReason: world ? "demo" : values.yes ? "--yes" : "one-shot run without --yes",
+      autoContinue: autoContinueMode(values["auto-continue"]),
     })
     chat.say(
       `${paint("bold", "convergence/claude")} ${paint("dim", `· plugin ${host.manifest.id} in host/ · account ${agentId}`)}`,

@@ -20,6 +20,7 @@ import type {
   SkillInfo,
   TranscriptItem,
 } from "../../sdk/protocol.ts"
+import { type AutoContinue, type AutoContinueMode, makeAutoContinue } from "../auto-continue.ts"
 import { answerFor, parseApproval, parseQuestionReply } from "./answers.ts"
 import { compactNumber, makeRenderer, type Renderer, resetTime } from "./render.ts"
 import { Screen } from "./screen.ts"
@@ -42,6 +43,8 @@ export interface ChatOptions {
   readonly questions?: "ask" | "first"
   /** Why approvals are answered by policy, shown beside each automatic answer. */
   readonly policyReason?: string
+  /** Send one "continue" when a blocked run's usage window reopens (host/auto-continue.ts). Default off. */
+  readonly autoContinue?: AutoContinueMode
 }
 
 /** The exit code that says how a run ended. */
@@ -109,6 +112,7 @@ export class Chat {
   private work: Promise<void> = Promise.resolve()
   private quit: ((code: number) => void) | undefined
   private readonly unsubscribe: () => void
+  private readonly auto: AutoContinue
 
   constructor(private readonly options: ChatOptions) {
     this.host = options.host
@@ -116,6 +120,12 @@ export class Chat {
     this.cwd = options.cwd
     this.screen = new Screen({ output: options.output, animate: options.output.isTTY === true })
     this.renderer = this.newRenderer()
+    this.auto = makeAutoContinue({
+      mode: options.autoContinue ?? "off",
+      send: (sessionId, text) => (sessionId === this.sessionId ? this.send(text) : undefined),
+      notify: (sessionId, text) =>
+        sessionId === this.sessionId ? this.say(this.paint("dim", `  ⏱ ${text}`)) : undefined,
+    })
     this.unsubscribe = this.host.events.subscribe((h) => {
       if (h.kind === "agent_event" && h.agentId === this.agentId) this.onEvent(h.event)
       if (h.kind === "info_changed" && h.agentId === this.agentId) this.info = undefined
@@ -236,6 +246,7 @@ export class Chat {
       return
     }
     this.screen.spin(undefined)
+    this.auto.onEvent(e)
     switch (e.type) {
       case "RunStarted":
         this.runId = e.run_id
@@ -429,6 +440,7 @@ export class Chat {
 
   private async send(text: string): Promise<void> {
     if (!this.sessionId && !(await this.newSession())) return
+    this.auto.sent(this.sessionId!)
     const itemId = randomUUID()
     if (this.runId === undefined) this.screen.spin("Waiting for the model…")
     const accepted = await this.attempt(undefined, "try again, or /new for a fresh session", () =>
@@ -796,5 +808,6 @@ export class Chat {
     this.screen.close()
     this.rl?.close()
     this.unsubscribe()
+    this.auto.dispose()
   }
 }
