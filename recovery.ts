@@ -72,7 +72,7 @@ export const probeAccount = (
       },
     }).pipe(Scope.provide(scope))
     return yield* live.ensureProcess.pipe(
-      Effect.as(native),
+      Effect.map(() => native),
       Effect.ensuring(live.close.pipe(Effect.andThen(Scope.close(scope, Exit.void)))),
     )
   })
