@@ -134,7 +134,8 @@ describe("recovery facts against the real CLI", () => {
     world = await startWorld({
       main: [
         [text("First.")],
-        [toolUse("Bash", { command: "sleep 30", description: "Sleep" })],
+        // Waits for an approval nobody gives: the turn cannot end before the kill.
+        [toolUse("Bash", { command: "tail -f /dev/null", description: "Wait" })],
         (req) => {
           resumed = JSON.stringify(req.messages)
           return [text("back")]
@@ -257,7 +258,8 @@ describe("recovery facts against the real CLI", () => {
     try {
       const { session_id } = await createSession(w)
       const first = await w.host.call(w.agentId, "prompt", { sessionId: session_id, text: "hello" })
-      await w.waitFor(session_id, "usage_blocked", (e) => e.run_id === first.run_id)
+      await w.waitFor(session_id, "RunEnded", (e) => e.run_id === first.run_id, 60_000)
+      expect(ofType(w.events(session_id), "usage_blocked")).toMatchObject([{ run_id: first.run_id }])
       const identity = await w.waitFor(
         session_id,
         "recovery_identity",
