@@ -146,6 +146,40 @@ export const authStatus = (account: Account): Effect.Effect<AuthStatus, never, P
     return authStatusFrom(result, configDir, account.configDir !== undefined)
   })
 
+/**
+ * `claude auth status --json` in the exact folder and environment of a
+ * session (project settings there may pick another login), for the recovery
+ * identity. A probe that cannot run or answers no object fails: nothing
+ * cached stands in for it.
+ */
+export const authStatusIn = (
+  account: Account,
+  cwd: string,
+): Effect.Effect<Readonly<Record<string, unknown>>, AccountError, Process | Fs> =>
+  Effect.gen(function* () {
+    const process = yield* Process
+    const fs = yield* Fs
+    const result = yield* process
+      .run("claude", ["auth", "status", "--json"], {
+        cwd,
+        env: childEnv(account, fs.paths.home),
+        timeoutMs: 30_000,
+      })
+      .pipe(
+        Effect.mapError(
+          (e) => new AccountError({ message: `\`claude auth status\` could not run: ${e.message}` }),
+        ),
+      )
+    const parsed = yield* Effect.try({
+      try: () => JSON.parse(result.stdout.trim()) as unknown,
+      catch: () =>
+        new AccountError({ message: `\`claude auth status\` printed no JSON (exit ${result.code})` }),
+    })
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      return yield* new AccountError({ message: "`claude auth status` printed no account object" })
+    return parsed as Record<string, unknown>
+  })
+
 // ---------------------------------------------------------------------------
 // Sign in and out
 

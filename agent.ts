@@ -23,13 +23,14 @@ import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.t
 import { SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./launch.ts"
+import { makeRecovery } from "./recovery.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
 import { launchFlags, refusedBypassFlag, type SessionOptions, withinWorkflowSwitch } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
-import { makeOwnedSession, type SessionTimeouts } from "./session.ts"
+import { type LiveSession, makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { promptWithSkill } from "./skills.ts"
 import * as state from "./state.ts"
 import { type TraceSessionParams, traceSession } from "./trace/session.ts"
@@ -134,6 +135,20 @@ const launchFor =
       }
     })
 
+/** The agent's record of one open session, built from its LiveSession. */
+const openRecord =
+  (params: OpenParams, scope: OpenSession["scope"]) =>
+  (live: LiveSession): OpenSession => ({
+    live,
+    scope,
+    cwd: params.cwd,
+    tools: params.tools ?? [],
+    instructions: params.instructions,
+    options: params.options,
+    sentUuids: new Map(),
+    skills: undefined,
+  })
+
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
@@ -165,6 +180,13 @@ export const makeClaudeAgent = (
     effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
 
   const emit = (event: AgentEvent) => host.emit(event)
+  const recovery = makeRecovery({
+    account: acct,
+    decodeLine: decode,
+    knobs: readLaunchKnobsLogged,
+    emit,
+    provide: (effect) => Effect.provideContext(effect, services),
+  })
 
   const lookup = (sessionId: string) =>
     Effect.suspend(() => {
@@ -202,11 +224,12 @@ export const makeClaudeAgent = (
               ...(params.options.model ? { model: params.options.model } : {}),
             }),
           decodeLine: decode,
-          emit: trace.emit,
+          emit: recovery.sessionEmit(trace.emit, params.cwd, scope),
           promptContent: (prompt) => promptWithSkill(prompt.text, prompt.images, prompt.skill),
           hooks: {
             initialized: (answer) => {
               trace.sawVersion(answer.claude_code_version)
+              recovery.launched(hostId, answer.account)
               return catalog.adopt(answer)
             },
             launched: (open) =>
@@ -227,16 +250,7 @@ export const makeClaudeAgent = (
           },
           ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },
-        (live): OpenSession => ({
-          live,
-          scope,
-          cwd: params.cwd,
-          tools: params.tools ?? [],
-          instructions: params.instructions,
-          options: params.options,
-          sentUuids: new Map(),
-          skills: undefined,
-        }),
+        openRecord(params, scope),
       ).pipe(Scope.provide(scope))
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)

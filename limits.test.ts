@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { limitsFromGetUsage, limitsFromRateLimitEvent, rejectionOf } from "./limits.ts"
+import { limitsFromGetUsage, limitsFromRateLimitEvent } from "./limits.ts"
 
 const now = new Date("2026-11-29T12:00:00.000Z")
 // 1_800_000_000 unix seconds
@@ -58,30 +58,6 @@ describe("rate_limit_event (0-1 fractions, unix seconds)", () => {
       },
     }
     expect(limitsFromRateLimitEvent(info, now).blocking_window).toBe("seven_day")
-    expect(rejectionOf(info)).toEqual({
-      window: "seven_day",
-      resetsAt: RESET,
-      message: `Weekly limit reached; it resets at ${RESET}.`,
-    })
-    expect(rejectionOf({ status: "allowed" })).toBeUndefined()
-  })
-
-  it("never promises a reset for credits_required, nor borrows one for a rejected overage", () => {
-    expect(
-      rejectionOf({
-        status: "rejected",
-        rateLimitType: "five_hour",
-        resetsAt: 1_800_000_000,
-        errorCode: "credits_required",
-      }),
-    ).toEqual({
-      window: "five_hour",
-      message: "5-hour limit reached: credits are required to continue.",
-    })
-    expect(rejectionOf({ status: "rejected", rateLimitType: "overage", resetsAt: 1_800_000_000 })).toEqual({
-      window: "overage",
-      message: "Extra usage reached.",
-    })
   })
 })
 

@@ -93,42 +93,6 @@ export const limitsFromRateLimitEvent = (info: RateLimitInfo, now: Date = new Da
   }
 }
 
-export interface Rejection {
-  readonly window?: string
-  readonly resetsAt?: string
-  readonly message: string
-}
-
-/**
- * The native rejection of a rate_limit_event, if any: the responsible window
- * and its own deadline (from its unified entry when the frame has none). A
- * `credits_required` rejection never promises a reset, and a missing deadline
- * stays missing rather than borrowing another window's.
- */
-export const rejectionOf = (info: RateLimitInfo): Rejection | undefined => {
-  if (info.status !== "rejected") return undefined
-  const id = typeof info.rateLimitType === "string" ? info.rateLimitType : undefined
-  const label = id === undefined ? "Usage limit" : windowLabel(id)
-  if (info.errorCode === "credits_required")
-    return {
-      ...(id === undefined ? {} : { window: id }),
-      message: `${label} reached: credits are required to continue.`,
-    }
-  let seconds: number | undefined
-  if (id === "overage") seconds = info.overageResetsAt ?? undefined
-  else {
-    seconds = info.resetsAt ?? undefined
-    if (seconds === undefined && id !== undefined)
-      seconds = unifiedWindows(info).find((w) => w.id === id)?.resetsAt ?? undefined
-  }
-  const resetsAt = seconds === undefined ? undefined : fromUnixSeconds(seconds)
-  return {
-    ...(id === undefined ? {} : { window: id }),
-    ...(resetsAt === undefined ? {} : { resetsAt }),
-    message: resetsAt === undefined ? `${label} reached.` : `${label} reached; it resets at ${resetsAt}.`,
-  }
-}
-
 const isoOf = (value: string | null | undefined): string | undefined => {
   if (typeof value !== "string" || value === "") return undefined
   const ms = Date.parse(value)

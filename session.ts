@@ -41,7 +41,7 @@ import { makeCancels } from "./session/cancel.ts"
 import { makeConversationStart, type Recovery } from "./session/conversation.ts"
 import { makeUnreadReplay } from "./session/replay.ts"
 import { assembleParts } from "./session/parts.ts"
-import type { PreparedLaunch } from "./session/process.ts"
+import { type PreparedLaunch, type ProcessKeeper, reportUnknown } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import {
@@ -182,6 +182,19 @@ export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, nev
   makeOwnedSession(setup, (live) => live)
 
 /** A session whose owner keeps its own record `R`, built once from the LiveSession; hooks get it. */
+/** A control request to the running process, its answer decoded (none running: nothing is sent, undefined). */
+const requestOn =
+  (processes: ProcessKeeper) =>
+  <S extends ControlSubtype>(
+    subtype: S,
+    fields?: Readonly<Record<string, unknown>>,
+    timeoutMs?: number,
+  ): Effect.Effect<ControlAnswer<S> | undefined, SessionError, Broker> =>
+    Effect.suspend(() => {
+      const proc = processes.current()
+      return proc ? proc.channel.request(subtype, fields, timeoutMs) : Effect.succeed(undefined)
+    })
+
 export const makeOwnedSession = <R>(
   setup: SessionSetup<R>,
   own: (live: LiveSession) => R,
@@ -199,7 +212,7 @@ export const makeOwnedSession = <R>(
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
     const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
-    const { ctx, runs, approvals, processes, unknown, notice } = yield* assembleParts({
+    const { ctx, runs, approvals, processes, unknown, pickup, notice } = yield* assembleParts({
       sid,
       log,
       emit: setup.emit,
@@ -267,24 +280,17 @@ export const makeOwnedSession = <R>(
       const current = steering ? running : yield* runs.open(params.deliveryId ? [params.deliveryId] : [])
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
+      pickup.written({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
       const input = { uuid, deliveryId: params.deliveryId, run: current, frame: userFrame(content, uuid) }
       yield* replays.write(proc, input, steering ? userFrame(content, uuid, "next") : undefined)
       const cliId = conversation.current().cliId
       conversation.written()
       if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)
-      return { run_id: current.id, steered: steering } satisfies PromptAccepted
+      return { run_id: current.id, steered: steering, input_uuid: uuid } satisfies PromptAccepted
     })
 
-    const request = <S extends ControlSubtype>(
-      subtype: S,
-      fields?: Readonly<Record<string, unknown>>,
-      timeoutMs?: number,
-    ): Effect.Effect<ControlAnswer<S> | undefined, SessionError, Broker> =>
-      Effect.suspend(() => {
-        const proc = processes.current()
-        return proc ? proc.channel.request(subtype, fields, timeoutMs) : Effect.succeed(undefined)
-      })
+    const request = requestOn(processes)
 
     const { cancel, cancelTask } = makeCancels({ ctx, runs, approvals, processes, timeouts })
 
@@ -293,6 +299,7 @@ export const makeOwnedSession = <R>(
       if (current) yield* runs.end(current, "Cancelled")
       yield* approvals.settleAll("the conversation was rewound")
       yield* processes.stop
+      yield* reportUnknown({ ctx, pickup, runs }, "the conversation was restarted before the model took it")
       runs.forgetSent()
       if (next.cliId !== conversation.current().cliId) ctx.mapper = setup.makeMapper(next.cliId)
       conversation.set(next)

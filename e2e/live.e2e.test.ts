@@ -293,7 +293,7 @@ describe("live sessions against the real CLI", () => {
       text: "Also say STEERED",
       deliveryId: "d2",
     })
-    expect(second).toEqual({ run_id: first.run_id, steered: true })
+    expect(second).toEqual({ run_id: first.run_id, steered: true, input_uuid: expect.any(String) })
     const ended = await w.waitFor(session_id, "RunEnded", (e) => e.run_id === first.run_id)
     expect(ended.outcome).toBe("Completed")
     expect(steeredSeen).toBe(true)

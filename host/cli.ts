@@ -16,6 +16,7 @@ import { statSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import type { AutoContinueMode } from "./auto-continue.ts"
 import { parseArgs, styleText } from "node:util"
 import { startHost } from "./host.ts"
 import { Chat } from "./tui/app.ts"
@@ -48,6 +49,8 @@ const USAGE = `npm start [-- [options] ["prompt"]]
   --data <dir>      the host's data folder: accounts, plugin storage, prompt history
                     (default ~/.local/share/convergence-claude; not with --demo)
   --model <value>   --effort <level>   --approval <supervised|accept_edits|auto|full>
+  --auto-continue <identified|any>  when a usage limit blocks a run, send one "continue"
+                    at its reset (identified: claude.ai accounts only; any: also keys and tokens)
   --keep            keep the demo's temporary folder
   --no-color        plain text
 `
@@ -56,6 +59,15 @@ const fail = (message: string, hint: string): never => {
   process.stderr.write(`✗ ${message} — ${hint}\n`)
   process.exit(1)
 }
+
+const autoContinueMode = (value: string | undefined): AutoContinueMode =>
+  value === undefined || value === "off"
+    ? "off"
+    : value === "any"
+      ? "any"
+      : value === "on" || value === "identified"
+        ? "identified"
+        : fail(`--auto-continue=${value}`, "use --auto-continue identified, any or off")
 
 const parse = () => {
   try {
@@ -71,6 +83,7 @@ const parse = () => {
         effort: { type: "string" },
         approval: { type: "string" },
         keep: { type: "boolean" },
+        "auto-continue": { type: "string" },
         "no-color": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -233,6 +246,7 @@ const main = async (): Promise<number> => {
         : values.yes
           ? "--yes"
           : `${prompt === undefined ? "piped input" : "one-shot run"} without --yes`,
+      autoContinue: autoContinueMode(values["auto-continue"]),
     })
     chat.say(
       `${paint("bold", "convergence/claude")} ${paint("dim", `· plugin ${host.manifest.id} in host/ · account ${agentId}`)}`,

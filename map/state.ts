@@ -11,6 +11,7 @@
  *   there is no side list to drain.
  */
 import type { AgentEvent, RunUsage, ToolCall, UsageLimits } from "../sdk/protocol.ts"
+import type { Rejection } from "../quota.ts"
 import { changedSnapshot, type TaskState } from "../task.ts"
 import type { TaskList } from "../tools.ts"
 import type { Usage } from "../wire.ts"
@@ -46,7 +47,7 @@ export type Signal =
   | {
       readonly type: "usage_limits"
       readonly limits: UsageLimits
-      readonly rejected?: { readonly window?: string; readonly resetsAt?: string; readonly message: string }
+      readonly rejected?: Rejection
     }
   | { readonly type: "compact_failed"; readonly message: string }
 

@@ -12,7 +12,8 @@
  * - a rate limit is an event for the host and a signal for the session (which
  *   blocks the run on a rejection; only the `result` ends it).
  */
-import { limitsFromRateLimitEvent, rejectionOf } from "../limits.ts"
+import { limitsFromRateLimitEvent } from "../limits.ts"
+import { rejectionOf } from "../quota.ts"
 import type { RunUsage } from "../sdk/protocol.ts"
 import { stringsOf } from "../values.ts"
 import type {

@@ -192,7 +192,41 @@ export interface PromptAccepted {
   readonly run_id: string
   /** true when it joined a run already in progress (steering). */
   readonly steered: boolean
+  /** The native UUID the input was written with; `input_delivery` names it. */
+  readonly input_uuid?: string
 }
+
+/**
+ * What the agent can prove about one written input (a prompt or a steer):
+ * `picked_up` only on native evidence that the model worked on it;
+ * `not_picked_up` when the agent ended its turn without working on it (the
+ * input is in no run's work: the host may resend it); `unknown` when the
+ * evidence cannot come (the process ended first): the host's own policy
+ * decides, the agent never replays it.
+ */
+export type InputDeliveryState = "picked_up" | "not_picked_up" | "unknown"
+
+/** The native evidence of a pickup: a correlated first reply, thinking tokens, a result with model work. */
+export type PickupEvidence = "reply" | "thinking_tokens" | "result"
+
+/** Why a run is blocked: a usage window, paid extra usage exhausted, or credits needed (no timed reset). */
+export type UsageBlockReason = "window" | "overage" | "credits_required"
+
+/**
+ * Whose quota a session runs on, as far as the agent can prove it. Only
+ * agreeing first-party evidence (the process's own account, the sign-in
+ * status run in the same folder and environment) yields `identified`; the
+ * `key` is equal for two sessions only when all of it matched.
+ */
+export type RecoveryIdentity =
+  | {
+      readonly identified: true
+      readonly key: string
+      readonly email: string
+      readonly organization_id: string
+      readonly config_dir: string
+    }
+  | { readonly identified: false; readonly reason: string }
 
 export type ApprovalDecision = "allow" | "allow_always" | "deny"
 
@@ -420,9 +454,23 @@ export type AgentEvent =
       readonly type: "usage_blocked"
       readonly run_id: string
       readonly window?: string
+      /** The responsible window's own deadline; absent when unknown or never timed (credits_required). */
       readonly resets_at?: string
+      readonly reason?: UsageBlockReason
+      /** The responsible window's unified entry, when the agent reported one. */
+      readonly window_usage?: UsageWindow
       readonly message: string
     })
+  | (EventBase & {
+      readonly type: "input_delivery"
+      /** The native UUID (PromptAccepted.input_uuid). */
+      readonly input_uuid: string
+      readonly delivery_id?: string
+      readonly state: InputDeliveryState
+      readonly evidence?: PickupEvidence
+      readonly reason?: string
+    })
+  | (EventBase & { readonly type: "recovery_identity"; readonly identity: RecoveryIdentity })
   | (EventBase & { readonly type: "Notice"; readonly level: NoticeLevel; readonly text: string })
   | (EventBase & { readonly type: "SessionInfo"; readonly info: SessionInfoPayload })
   | (EventBase & { readonly type: "UserMessage"; readonly item_id: string; readonly text: string })

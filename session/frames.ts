@@ -18,6 +18,7 @@ import type { Approvals } from "./approvals.ts"
 import type { SessionContext } from "./context.ts"
 import type { ControlChannel } from "./control.ts"
 import type { McpBridge } from "./mcp-bridge.ts"
+import { deliveryEvent, type PickupTracker } from "./pickup.ts"
 import type { RunLedger } from "./runs.ts"
 import type { UnknownFrames } from "./unknown-frames.ts"
 
@@ -28,6 +29,7 @@ export interface FrameRoutes {
   readonly mcp: McpBridge
   readonly workflows: WorkflowFollower
   readonly unknown: UnknownFrames
+  readonly pickup: PickupTracker
   readonly usageLimits: ((limits: UsageLimits) => Effect.Effect<void, never, Broker>) | undefined
 }
 
@@ -95,6 +97,8 @@ export const makeFrameRouter =
                 run_id: run.id,
                 ...(signal.rejected.window ? { window: signal.rejected.window } : {}),
                 ...(signal.rejected.resetsAt ? { resets_at: signal.rejected.resetsAt } : {}),
+                reason: signal.rejected.reason,
+                ...(signal.rejected.entry ? { window_usage: signal.rejected.entry } : {}),
                 message: signal.rejected.message,
               })
             return
@@ -119,6 +123,9 @@ export const makeFrameRouter =
         }
       } else yield* routes.unknown.note(frame)
       if (!runs.current() && beginsTurn(frame)) yield* runs.open([], "cli")
+      // Pickups first: the host learns an input was taken before the result that ends its run.
+      for (const report of routes.pickup.onFrame(frame))
+        yield* ctx.emit(deliveryEvent(ctx.sid, report, runs.current()?.id))
       const out = ctx.mapper.map(frame, runs.current()?.id)
       yield* ctx.emitAll(out.events)
       for (const signal of out.signals) yield* onSignal(signal)

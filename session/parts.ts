@@ -20,6 +20,7 @@ import { makeFrameRouter } from "./frames.ts"
 import { makeMcpBridge } from "./mcp-bridge.ts"
 import { makeProcessKeeper, type PreparedLaunch, type ProcessKeeper, type ProcessOptions } from "./process.ts"
 import { makeRunLedger, type RunLedger } from "./runs.ts"
+import { makePickupTracker, type PickupTracker } from "./pickup.ts"
 import { makeUnknownFrames, type UnknownFrames } from "./unknown-frames.ts"
 
 export type NoticeLevel = "info" | "warning" | "error"
@@ -63,6 +64,8 @@ export interface SessionParts {
   readonly approvals: Approvals
   readonly processes: ProcessKeeper
   readonly unknown: UnknownFrames
+  /** Pickup evidence per written input (session/pickup.ts). */
+  readonly pickup: PickupTracker
   /** A notice to the host, under the run in flight if any. */
   readonly notice: (level: NoticeLevel, text: string) => Effect.Effect<void>
 }
@@ -91,6 +94,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       ...(input.workflowRecord ? { record: input.workflowRecord } : {}),
     })
     const unknown = makeUnknownFrames(log, sid)
+    const pickup = makePickupTracker()
     const route = makeFrameRouter({
       ctx,
       runs,
@@ -98,6 +102,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       mcp: yield* makeMcpBridge(ctx, input.tools),
       workflows,
       unknown,
+      pickup,
       usageLimits: input.hooks.usageLimits,
     })
     const processes = makeProcessKeeper({
@@ -114,6 +119,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       route,
       runs,
       approvals,
+      pickup,
       notice,
       initialized: input.hooks.initialized,
       silenceMs: input.silenceMs,
@@ -121,5 +127,5 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       relaunch: input.relaunch,
       unread: input.unread,
     })
-    return { ctx, runs, approvals, processes, unknown, notice }
+    return { ctx, runs, approvals, processes, unknown, pickup, notice }
   })

@@ -29,6 +29,7 @@ import type { Frame, InitializeResponse } from "../wire.ts"
 import type { Approvals } from "./approvals.ts"
 import type { SessionContext } from "./context.ts"
 import { type ControlChannel, makeControlChannel } from "./control.ts"
+import { deliveryEvent, type PickupTracker } from "./pickup.ts"
 import type { RunLedger } from "./runs.ts"
 import { apiTimeoutOf, makeSilenceWatch, silenceBound } from "./silence.ts"
 
@@ -88,6 +89,7 @@ export interface ProcessOptions {
   readonly route: (channel: ControlChannel) => (frame: Frame) => Effect.Effect<void, never, Broker>
   readonly runs: RunLedger
   readonly approvals: Approvals
+  readonly pickup: PickupTracker
   readonly notice: (level: "warning" | "error", text: string) => Effect.Effect<void>
   readonly initialized: ((answer: InitializeResponse) => Effect.Effect<void, never, Broker>) | undefined
   /** A fixed silence bound (tests); otherwise it comes from the CLI's `API_TIMEOUT_MS`. */
@@ -120,6 +122,19 @@ const watchSilence = (
         .pipe(Effect.asVoid),
   })
 
+/** Inputs still waiting when their process ends: nothing can prove their delivery any more. */
+export const reportUnknown = (
+  options: Pick<ProcessOptions, "ctx" | "pickup" | "runs">,
+  reason: string,
+): Effect.Effect<void> =>
+  Effect.suspend(() =>
+    options.ctx.emitAll(
+      options.pickup
+        .processEnded(reason)
+        .map((report) => deliveryEvent(options.ctx.sid, report, options.runs.current()?.id)),
+    ),
+  )
+
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
   let proc: LiveProcess | undefined
@@ -131,6 +146,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       yield* state.channel.failAll(error)
       if (proc !== state) return
       proc = undefined
+      yield* reportUnknown(options, "the Claude Code process ended before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process ended")
       if (state.stopping) return

@@ -390,6 +390,10 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
     case "QuestionAsked":
     case "question_resolved":
       return []
+    // Recovery facts for the host's own policy; ACP has no update for them (the prompt's answer says how it ended).
+    case "input_delivery":
+    case "recovery_identity":
+      return []
     default: {
       const never: never = event
       return never

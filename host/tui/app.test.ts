@@ -104,6 +104,51 @@ afterEach(() => {
 })
 
 describe("the interactive chat", () => {
+  it("continues a blocked run once at its reset when opted in, showing the time left", async () => {
+    let prompts = 0
+    const { host, calls } = fakeHost({
+      prompt: (_p, emit) => {
+        prompts++
+        const run = `r${prompts}`
+        emit({ session_id: SESSION, run_id: run, type: "RunStarted" } as AgentEvent)
+        if (prompts === 1) {
+          emit({
+            session_id: SESSION,
+            run_id: run,
+            type: "usage_blocked",
+            window: "five_hour",
+            reason: "window",
+            resets_at: new Date(Date.now() + 300).toISOString(),
+            message: "5-hour limit reached",
+          } as AgentEvent)
+          emit({ session_id: SESSION, run_id: run, type: "RunEnded", outcome: "Failed" } as AgentEvent)
+          emit({
+            session_id: SESSION,
+            run_id: run,
+            type: "recovery_identity",
+            identity: { identified: true, key: "k", email: "e", organization_id: "o", config_dir: "/c" },
+          } as AgentEvent)
+        } else
+          emit({ session_id: SESSION, run_id: run, type: "RunEnded", outcome: "Completed" } as AgentEvent)
+        return { run_id: run, steered: false }
+      },
+    })
+    const w = world(host, { autoContinue: "identified" })
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("hello\n")
+    await until(() => w.screen().includes("Continuing automatically at"), "the time left")
+    await until(() => calls.filter((c) => c.method === "prompt").length === 2, "the continue")
+    expect(
+      calls.filter((c) => c.method === "prompt").map((c) => (c.params as { text: string }).text),
+    ).toEqual(["hello", "continue"])
+    await new Promise((r) => setTimeout(r, 1_500))
+    expect(calls.filter((c) => c.method === "prompt")).toHaveLength(2)
+    w.input.write("/quit\n")
+    expect(await done).toBe(0)
+  })
+
   it("sends a prompt, asks for approval at the prompt, re-asks on a bad answer, and quits on /quit", async () => {
     const { host, calls } = fakeHost({
       prompt: (_p, emit) => {

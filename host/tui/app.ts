@@ -42,6 +42,7 @@ import { traceCommand } from "../trace-report.ts"
 import { grantLines } from "./plugins.ts"
 import { appendHistory, loadHistory } from "./prompt-history.ts"
 import { makeMarkdown } from "./markdown.ts"
+import { type AutoContinue, type AutoContinueMode, makeAutoContinue } from "../auto-continue.ts"
 import { compactNumber, makeRenderer, type Renderer, resetTime } from "./render.ts"
 import { Screen } from "./screen.ts"
 import { shortPath, statusText } from "./status.ts"
@@ -71,6 +72,8 @@ export interface ChatOptions {
   readonly reload?: () => Promise<Host>
   /** The environment the CLI runs in (which approval modes it allows). Default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** Send one "continue" when a blocked run's usage window reopens (host/auto-continue.ts). Default off. */
+  readonly autoContinue?: AutoContinueMode
 }
 
 /** The exit code that says how a run ended. */
@@ -194,6 +197,7 @@ export class Chat {
   private wake: (() => void) | undefined
   private quit: ((code: number) => void) | undefined
   private unsubscribe: () => void
+  private readonly auto: AutoContinue
 
   constructor(private readonly options: ChatOptions) {
     this.host = options.host
@@ -204,6 +208,12 @@ export class Chat {
       options.output.isTTY === true && options.input.isTTY === true && process.env.TERM !== "dumb"
     this.screen = new Screen({ output: options.output, interactive: terminal, color: options.color })
     this.renderer = this.newRenderer()
+    this.auto = makeAutoContinue({
+      mode: options.autoContinue ?? "off",
+      send: (sessionId, text) => (sessionId === this.sessionId ? this.send(text) : undefined),
+      notify: (sessionId, text) =>
+        sessionId === this.sessionId ? this.say(this.paint("dim", `  ⏱ ${text}`)) : undefined,
+    })
     this.unsubscribe = this.subscribe()
   }
 
@@ -399,6 +409,7 @@ export class Chat {
       return
     }
     this.screen.spin(undefined)
+    this.auto.onEvent(e)
     switch (e.type) {
       case "RunStarted":
         this.openRuns.add(e.run_id)
@@ -679,6 +690,7 @@ export class Chat {
 
   private async send(text: string, note?: string): Promise<void> {
     if (!this.sessionId && !(await this.newSession())) return
+    this.auto.sent(this.sessionId!)
     const itemId = randomUUID()
     const images = this.attachments
     if (images.length > 0 && this.info && !this.info.capabilities.images) {
@@ -1363,5 +1375,6 @@ export class Chat {
     this.screen.close()
     this.rl?.close()
     this.unsubscribe()
+    this.auto.dispose()
   }
 }

@@ -637,6 +637,12 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
           paint("red", `✗ Usage limit reached${e.window ? ` (${e.window})` : ""}: ${e.message}`),
           ...(e.resets_at ? [dim(`  resets ${resetTime(e.resets_at, now())}`)] : []),
         ])
+      case "input_delivery":
+        return e.state === "picked_up"
+          ? ""
+          : block([dim(`  ⎿ input ${e.state.replace(/_/g, " ")}${e.reason ? `: ${e.reason}` : ""}`)])
+      case "recovery_identity":
+        return ""
       case "Notice":
         return block([noticeLine(e.level, e.text)], depth)
       case "SessionInfo":
