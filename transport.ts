@@ -71,6 +71,46 @@ export interface Transport {
 
 const MAX_LINE_CHARS_IN_DIAGNOSTIC = 200
 
+/** What one stdout line gives: the frames to deliver, and at most one diagnostic for the line. */
+export interface ReadLine<F> {
+  readonly frames: ReadonlyArray<F>
+  readonly diagnostic?: { readonly message: string; readonly requestId?: string }
+}
+
+const invalidUtf8 = "invalid UTF-8 (read with U+FFFD)"
+
+/**
+ * One line read by the rules above: a line over the cap gives only its
+ * diagnostic; invalid UTF-8 is said once, with whatever else the line had.
+ */
+export const readLine = <F>(line: Line, decode: (text: string) => DecodedLine<F>): ReadLine<F> => {
+  const { text, problem } = line
+  if (problem?.kind === "too_long")
+    return {
+      frames: [],
+      diagnostic: {
+        message: `a line of ${problem.bytes} bytes is over the ${problem.maxBytes}-byte cap: skipped to its newline`,
+      },
+    }
+  const withUtf8 = (message: string | undefined): string | undefined =>
+    problem === undefined ? message : message === undefined ? invalidUtf8 : `${invalidUtf8}; ${message}`
+  const decoded = decode(text)
+  const said = (frames: ReadonlyArray<F>, message: string | undefined, requestId?: string): ReadLine<F> =>
+    message === undefined
+      ? { frames }
+      : { frames, diagnostic: requestId === undefined ? { message } : { message, requestId } }
+  switch (decoded.kind) {
+    case "blank":
+      return said([], withUtf8(undefined))
+    case "error":
+      return said([], withUtf8(decoded.message), decoded.requestId)
+    case "frame":
+      return said([decoded.frame], withUtf8(decoded.problem))
+    case "frames":
+      return said(decoded.frames, withUtf8(decoded.problem), decoded.requestId)
+  }
+}
+
 export const openTransport = <F>(
   options: TransportOptions<F>,
 ): Effect.Effect<Transport, BrokerError, Scope.Scope | Process> =>
@@ -94,38 +134,15 @@ export const openTransport = <F>(
         .onFrame(frame)
         .pipe(Effect.catchCause((cause) => bad(`handling a frame failed: ${excerpt(String(cause))}`, line)))
 
-    const handleLine = ({ text, problem }: Line): Effect.Effect<void> => {
-      if (problem?.kind === "too_long")
-        return bad(
-          `a line of ${problem.bytes} bytes is over the ${problem.maxBytes}-byte cap: skipped to its newline`,
-          text,
-        )
-      const decoded = options.decode(text)
-      // Invalid UTF-8 is said once, with whatever else the line had.
-      const also = (message: string | undefined) =>
-        problem === undefined
-          ? message
-          : message === undefined
-            ? "invalid UTF-8 (read with U+FFFD)"
-            : `invalid UTF-8; ${message}`
-      switch (decoded.kind) {
-        case "blank":
-          return problem === undefined ? Effect.void : bad(also(undefined) as string, text)
-        case "error":
-          return bad(also(decoded.message) as string, text, decoded.requestId)
-        case "frame": {
-          const message = also(decoded.problem)
-          return message === undefined
-            ? deliver(decoded.frame, text)
-            : bad(message, text).pipe(Effect.andThen(deliver(decoded.frame, text)))
-        }
-        case "frames":
-          return bad(also(decoded.problem) as string, text, decoded.requestId).pipe(
-            Effect.andThen(
-              Effect.forEach(decoded.frames, (frame) => deliver(frame, text), { discard: true }),
-            ),
-          )
-      }
+    const handleLine = (line: Line): Effect.Effect<void> => {
+      const { diagnostic, frames } = readLine(line, options.decode)
+      const deliverAll =
+        frames.length === 0
+          ? Effect.void
+          : Effect.forEach(frames, (frame) => deliver(frame, line.text), { discard: true })
+      return diagnostic === undefined
+        ? deliverAll
+        : bad(diagnostic.message, line.text, diagnostic.requestId).pipe(Effect.andThen(deliverAll))
     }
 
     const reader = yield* boundedLines(handle.stdout, options.maxLineBytes ?? MAX_LINE_BYTES).pipe(
