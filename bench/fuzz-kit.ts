@@ -344,19 +344,26 @@ export const applyMutations = (
   let text = JSON.stringify(frame) ?? "null"
   for (const [token, value] of tokens) text = text.replace(token, value)
   let mustBeBad = false
-  let bytes = encoder.encode(text)
+  let bytes: Uint8Array = encoder.encode(text)
+  const splice = (at: number, inserted: ArrayLike<number>): Uint8Array => {
+    const joined = new Uint8Array(bytes.length + inserted.length)
+    joined.set(bytes.subarray(0, at))
+    joined.set(inserted, at)
+    joined.set(bytes.subarray(at), at + inserted.length)
+    return joined
+  }
   for (const m of mutations) {
     if (m.op === "cr") {
       const at = m.at % (bytes.length + 1)
-      bytes = new Uint8Array([...bytes.subarray(0, at), 0x0d, ...bytes.subarray(at)])
+      bytes = splice(at, [0x0d])
     } else if (m.op === "bytes") {
       const at = m.at % (bytes.length + 1)
-      bytes = new Uint8Array([...bytes.subarray(0, at), ...m.bytes, ...bytes.subarray(at)])
+      bytes = splice(at, m.bytes)
       if (m.bytes.includes(0xff)) mustBeBad = true
     } else if (m.op === "cut") bytes = bytes.subarray(0, m.at % (bytes.length + 1))
     else if (m.op === "glue" && others.length > 0) {
       const other = encoder.encode(others[m.other % others.length] as string)
-      bytes = new Uint8Array([...bytes, ...other])
+      bytes = splice(bytes.length, other)
       mustBeBad = true
     }
   }
