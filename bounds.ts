@@ -9,9 +9,11 @@
  *   allowed size of 20MB`), about 27 MiB as base64, carried twice in its
  *   `user` frame (the tool_result block and `tool_use_result`): ~56 MiB. The
  *   cap is more than twice that; past it a line is skipped, not held;
- * - nesting deeper than 64 is dropped where it enters (wire.ts): recorded
+ * - nesting deeper than 128 is dropped where it enters (wire.ts): recorded
  *   frames nest at most 9 deep, and every reader downstream (JSON.stringify,
- *   the host's renderers) recurses;
+ *   the host's renderers) recurses, each far deeper than 128 before its
+ *   stack runs out. Only a line with at least 128 `{`/`[` can nest that deep
+ *   and is walked: 64 would also walk every `initialize` answer (103);
  * - stderr is for people: a line of it is capped at 64 KiB when read, and
  *   the tail kept for the exit notice holds 20 lines of at most 1,000
  *   characters;
@@ -20,7 +22,7 @@
  */
 
 export const MAX_LINE_BYTES = 128 * 1024 * 1024
-export const MAX_DEPTH = 64
+export const MAX_DEPTH = 128
 export const MAX_STDERR_LINE_BYTES = 64 * 1024
 export const STDERR_TAIL_LINES = 20
 export const STDERR_LINE_CHARS = 1_000

@@ -35,44 +35,47 @@ export const mayNestTooDeep = (line: string): boolean => {
 
 /**
  * Removes every value nested deeper than `MAX_DEPTH` below `root` (an
- * object or array at depth 1); returns the paths removed. Iterative: the
- * value may be far deeper than the stack.
+ * object or array at depth 1); returns the paths removed. The walk recurses,
+ * but never past `MAX_DEPTH` frames however deep the value is, and keeps one
+ * path it pushes and pops (it runs on every long line: no copy per node).
  */
 export const dropTooDeep = (root: object): string[] => {
   const dropped: string[] = []
-  const stack: Array<{ value: object; depth: number; path: PropertyKey[] }> = [
-    { value: root, depth: 1, path: [] },
-  ]
-  while (stack.length > 0) {
-    const { value, depth, path } = stack.pop() as (typeof stack)[number]
+  const path: PropertyKey[] = []
+  const walk = (value: object, depth: number): void => {
     if (Array.isArray(value)) {
       let removed = false
       for (let i = 0; i < value.length; i++) {
         const child: unknown = value[i]
         if (typeof child !== "object" || child === null) continue
+        path.push(i)
         if (depth >= MAX_DEPTH) {
           value[i] = undefined
           removed = true
-          dropped.push(pathText([...path, i]))
-        } else stack.push({ value: child, depth: depth + 1, path: [...path, i] })
+          dropped.push(pathText(path))
+        } else walk(child, depth + 1)
+        path.pop()
       }
       if (removed) {
         const kept = value.filter((entry) => entry !== undefined)
         value.length = 0
         value.push(...kept)
       }
-      continue
+      return
     }
     const record = value as Record<string, unknown>
     for (const key in record) {
       const child = record[key]
       if (typeof child !== "object" || child === null) continue
+      path.push(key)
       if (depth >= MAX_DEPTH) {
         delete record[key]
-        dropped.push(pathText([...path, key]))
-      } else stack.push({ value: child, depth: depth + 1, path: [...path, key] })
+        dropped.push(pathText(path))
+      } else walk(child, depth + 1)
+      path.pop()
     }
   }
+  walk(root, 1)
   return dropped
 }
 

@@ -761,6 +761,15 @@ export const isKnownFrame = (frame: Frame): frame is KnownFrame => {
 
 const streamEventValidator = stripped(StreamEvent)
 
+/** `type/subtype` of a frame, for its diagnostic (a control request's subtype sits in its body). */
+const labelOf = (record: Record<string, unknown>): string => {
+  const body = record.request
+  const subtype =
+    record.type === "control_request" ? (isObject(body) ? body.subtype : undefined) : record.subtype
+  return `${String(record.type)}${typeof subtype === "string" ? `/${subtype}` : ""}`
+}
+const tooDeepText = (path: string): string => `${path} (nested too deep)`
+
 /** One diagnostic for what repair removed from a frame that is still delivered. */
 const droppedText = (label: string, dropped: ReadonlyArray<string>): string =>
   `${label}: dropped ${dropped.slice(0, 3).join("; ")}${dropped.length > 3 ? ` and ${dropped.length - 3} more` : ""}`
@@ -781,31 +790,21 @@ export const decodeValue = (value: unknown, deep = true): Decoded => {
   if (type === "stream_event" && tooDeep.length === 0 && isStreamEvent(record))
     return { kind: "frame", frame: record }
   const validator = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
-  const isRequest = type === "control_request"
-  // A control request's subtype sits in its body.
-  const body = record.request
-  const subtype = isRequest ? (isObject(body) ? body.subtype : undefined) : record.subtype
-  const label = `${type}${typeof subtype === "string" ? `/${subtype}` : ""}`
   if (validator === undefined || validator.safeParse(record).success) {
     const frame = record as unknown as Frame
     return tooDeep.length === 0
       ? { kind: "frame", frame }
-      : {
-          kind: "frame",
-          frame,
-          problem: droppedText(
-            label,
-            tooDeep.map((p) => `${p} (nested too deep)`),
-          ),
-        }
+      : { kind: "frame", frame, problem: droppedText(labelOf(record), tooDeep.map(tooDeepText)) }
   }
+  const label = labelOf(record)
   const repaired = repairToFit(validator, record)
   if (repaired.ok)
     return {
       kind: "frame",
       frame: record as unknown as Frame,
-      problem: droppedText(label, [...tooDeep.map((p) => `${p} (nested too deep)`), ...repaired.dropped]),
+      problem: droppedText(label, [...tooDeep.map(tooDeepText), ...repaired.dropped]),
     }
+  const isRequest = type === "control_request"
   const message = `${label}: ${repaired.issues}`
   const requestId = isRequest ? record.request_id : undefined
   return typeof requestId === "string" ? { kind: "error", message, requestId } : { kind: "error", message }
@@ -858,7 +857,10 @@ export const decodeLine = (line: string): Decoded => {
     const pieces = splitGlued(line)
     return pieces === undefined ? notJson(line, cause) : decodeGlued(pieces)
   }
-  return decodeValue(value, mayNestTooDeep(line))
+  // A stream_event is read only through the fields isStreamEvent checks and is never passed on:
+  // what nests in its other fields reaches nobody, so the most frequent frame skips the depth gate.
+  const streamed = (value as { type?: unknown } | null)?.type === "stream_event"
+  return decodeValue(value, !streamed && mayNestTooDeep(line))
 }
 
 // ---------------------------------------------------------------------------
