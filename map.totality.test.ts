@@ -127,4 +127,20 @@ describe("the mapper is total", () => {
     const d = decodeValue({ type: "system", subtype: "init", model: 7, session_id: "s" })
     expect(d.kind === "error" && d.message).toMatch(/^system\/init: model/)
   })
+
+  it("a result's huge errors and text reach the run's end as bounded excerpts", () => {
+    const huge = "e".repeat(2_000_000)
+    const line = JSON.stringify({
+      type: "result",
+      subtype: "error_during_execution",
+      is_error: true,
+      result: huge,
+      errors: Array(20).fill(huge),
+    })
+    const { results } = run([line])
+    const [r] = results
+    expect(r?.errors.length).toBeLessThanOrEqual(5)
+    expect(r?.errors.join("; ").length).toBeLessThan(20_000)
+    expect(r?.text?.length).toBeLessThan(3_000)
+  })
 })

@@ -70,6 +70,9 @@ const contextWindow = (s: MapState, frame: ResultFrame): number | undefined => {
   return typeof window === "number" ? window : undefined
 }
 
+/** A failed result's errors kept for its run's end (each an excerpt): the first few explain it. */
+const MAX_ERRORS = 5
+
 /** A token count as the protocol has it: a finite number, else nothing (wire.ts checks; this never trusts). */
 const count = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined
@@ -120,9 +123,9 @@ export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
     isError: frame.is_error === true || frame.subtype !== "success",
     usage: runUsage(s, frame),
     // The CLI's own text, of any length: RunEnded.error and notices carry an excerpt.
-    errors: (frame.errors ?? []).map((error) => excerpt(error)),
+    errors: (frame.errors ?? []).slice(0, MAX_ERRORS).map((error) => excerpt(error)),
     userMessageUuids: frame.user_message_uuids ?? (frame.user_message_uuid ? [frame.user_message_uuid] : []),
-    ...(typeof frame.result === "string" ? { text: frame.result } : {}),
+    ...(typeof frame.result === "string" ? { text: excerpt(frame.result) } : {}),
   })
 }
 
