@@ -291,6 +291,8 @@ const encoder = new TextEncoder()
 export interface Mutated {
   readonly bytes: Uint8Array
   readonly mustBeBad: boolean
+  /** What was done, for the example a failure prints. */
+  readonly mutations: ReadonlyArray<Mutation>
 }
 
 /**
@@ -359,15 +361,19 @@ export const applyMutations = (
     } else if (m.op === "bytes") {
       const at = m.at % (bytes.length + 1)
       bytes = splice(at, m.bytes)
-      if (m.bytes.includes(0xff)) mustBeBad = true
-    } else if (m.op === "cut") bytes = bytes.subarray(0, m.at % (bytes.length + 1))
-    else if (m.op === "glue" && others.length > 0) {
+    } else if (m.op === "cut") {
+      bytes = bytes.subarray(0, m.at % (bytes.length + 1))
+      // What was glued may be cut off again.
+      mustBeBad = false
+    } else if (m.op === "glue" && others.length > 0) {
       const other = encoder.encode(others[m.other % others.length] as string)
+      // Glued onto nothing (a line cut to nothing, or to blanks), the other frame is just a frame.
+      if (new TextDecoder().decode(bytes).trim() !== "") mustBeBad = true
       bytes = splice(bytes.length, other)
-      mustBeBad = true
     }
   }
-  return { bytes, mustBeBad }
+  // 0xff is never UTF-8: a line holding one must be said bad, whatever else happened to it.
+  return { bytes, mustBeBad: mustBeBad || bytes.includes(0xff), mutations }
 }
 
 // ---------------------------------------------------------------------------
@@ -456,7 +462,10 @@ export const feedLine = (
   if (diagnostics > 0) tally.badLines++
   if (mutated?.mustBeBad && diagnostics === 0) {
     tally.silentBadLines++
-    note(tally, "a line that had to be bad gave no diagnostic")
+    note(
+      tally,
+      `a line that had to be bad gave no diagnostic: ${JSON.stringify(mutated.mutations).slice(0, 300)}`,
+    )
   }
   if (mutated === undefined && diagnostics > 0) tally.cleanLinesFlagged++
   return mapped
