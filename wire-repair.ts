@@ -135,11 +135,17 @@ export type Repair =
  */
 export const repairToFit = (validator: z.ZodType, value: object): Repair => {
   const dropped: string[] = []
+  // A frame that fails in the end is told by what was wrong with it, not by what repair removed on the way.
+  let first: string | undefined
   for (let round = 0; round < ROUNDS; round++) {
     const parsed = validator.safeParse(value)
     if (parsed.success) return { ok: true, dropped }
     const arrays = new Set<unknown[]>()
     const leaves = parsed.error.issues.flatMap((issue) => leafIssues(issue, []))
+    first ??= leaves
+      .slice(0, 3)
+      .map((leaf) => `${pathText(leaf.path)}: ${leaf.message}`)
+      .join("; ")
     const failed: string[] = []
     for (const leaf of leaves) {
       const removed = removeAt(value, leaf.path, arrays)
@@ -151,9 +157,9 @@ export const repairToFit = (validator: z.ZodType, value: object): Repair => {
       array.length = 0
       array.push(...kept)
     }
-    if (failed.length > 0) return { ok: false, issues: failed.slice(0, 3).join("; ") }
+    if (failed.length > 0) return { ok: false, issues: first }
   }
-  return { ok: false, issues: "could not be repaired" }
+  return { ok: false, issues: first ?? "could not be repaired" }
 }
 
 /**
