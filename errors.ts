@@ -1,9 +1,11 @@
 /**
  * Tagged provider errors. Each carries what a person needs in one line
  * (`message`), so the host can show it as is; `_tag` + `message` is exactly
- * the protocol's AgentFailure.
+ * the protocol's AgentFailure. Text that came from the CLI (stderr, its
+ * error strings) is cut to a bounded excerpt (bounds.ts).
  */
 import { Data } from "effect"
+import { excerpt, tailExcerpt } from "./bounds.ts"
 
 /** A control request got no answer in time. */
 export class ControlTimeout extends Data.TaggedError("ControlTimeout")<{
@@ -23,7 +25,7 @@ export class ControlRefused extends Data.TaggedError("ControlRefused")<{
   readonly error: string
 }> {
   override get message() {
-    return `Claude Code refused ${this.subtype}: ${this.error}`
+    return `Claude Code refused ${this.subtype}: ${excerpt(this.error)}`
   }
 }
 
@@ -34,7 +36,7 @@ export class ControlAnswerInvalid extends Data.TaggedError("ControlAnswerInvalid
   readonly issues: string
 }> {
   override get message() {
-    return `Claude Code answered ${this.subtype} with an unexpected shape: ${this.issues}`
+    return `Claude Code answered ${this.subtype} with an unexpected shape: ${excerpt(this.issues)}`
   }
 }
 
@@ -46,7 +48,8 @@ export class ProcessExited extends Data.TaggedError("ProcessExited")<{
 }> {
   override get message() {
     const how = this.signal ? `was stopped by ${this.signal}` : `exited with code ${this.code ?? "?"}`
-    return this.stderr ? `Claude Code ${how}: ${this.stderr}` : `Claude Code ${how}`
+    // stderr is the CLI's own text, of any length: its end is what explains the exit.
+    return this.stderr ? `Claude Code ${how}: ${tailExcerpt(this.stderr)}` : `Claude Code ${how}`
   }
 }
 

@@ -1,7 +1,9 @@
 /**
  * Rate limits → `UsageLimits`. Two decoders on purpose: the stream's
  * `rate_limit_event` gives a 0-1 fraction and unix seconds, `get_usage` gives
- * a 0-100 percentage and ISO strings. The protocol wants 0-1 and ISO.
+ * a 0-100 percentage and ISO strings. The protocol wants 0-1 and ISO: a
+ * time that cannot be one (out of Date's range, not a date) is left out,
+ * never thrown on or passed through.
  */
 import type { UsageLimits, UsageWindow } from "./sdk/protocol.ts"
 import type { GetUsageResponse, RateLimitInfo } from "./wire.ts"
@@ -18,7 +20,12 @@ const labels: Readonly<Record<string, string>> = {
 export const windowLabel = (id: string): string => labels[id] ?? id.replace(/_/g, " ")
 
 const clampShare = (share: number): number => Math.max(0, Math.min(share, 1))
-const fromUnixSeconds = (seconds: number): string => new Date(seconds * 1000).toISOString()
+/** Unix seconds as ISO 8601; undefined for a time no Date can hold (1e300 would throw "Invalid time value"). */
+export const fromUnixSeconds = (seconds: number | null | undefined): string | undefined => {
+  if (typeof seconds !== "number") return undefined
+  const date = new Date(seconds * 1000)
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString()
+}
 const statusOf = (value: unknown): UsageWindow["status"] =>
   value === "allowed" || value === "allowed_warning" || value === "rejected" ? value : undefined
 
@@ -59,28 +66,19 @@ const unifiedWindows = (info: RateLimitInfo): StreamWindow[] => {
 export const limitsFromRateLimitEvent = (info: RateLimitInfo, now: Date = new Date()): UsageLimits => {
   const windows = new Map<string, UsageWindow>()
   for (const w of unifiedWindows(info)) {
-    windows.set(
-      w.id,
-      window(
-        w.id,
-        w.utilization,
-        typeof w.resetsAt === "number" ? fromUnixSeconds(w.resetsAt) : undefined,
-        statusOf(w.status),
-      ),
-    )
+    windows.set(w.id, window(w.id, w.utilization, fromUnixSeconds(w.resetsAt), statusOf(w.status)))
   }
   const main = info.rateLimitType
   if (typeof main === "string") {
     const known = windows.get(main)
-    const resetsAt = typeof info.resetsAt === "number" ? fromUnixSeconds(info.resetsAt) : known?.resets_at
+    const resetsAt = fromUnixSeconds(info.resetsAt) ?? known?.resets_at
     windows.set(
       main,
       window(main, info.utilization ?? known?.used, resetsAt, statusOf(info.status) ?? known?.status),
     )
   }
   if (typeof info.overageStatus === "string" && !windows.has("overage")) {
-    const resetsAt =
-      typeof info.overageResetsAt === "number" ? fromUnixSeconds(info.overageResetsAt) : undefined
+    const resetsAt = fromUnixSeconds(info.overageResetsAt)
     const used = info.overageStatus === "rejected" ? 1 : 0
     windows.set("overage", window("overage", used, resetsAt, statusOf(info.overageStatus)))
   }
@@ -96,7 +94,8 @@ export const limitsFromRateLimitEvent = (info: RateLimitInfo, now: Date = new Da
 const isoOf = (value: string | null | undefined): string | undefined => {
   if (typeof value !== "string" || value === "") return undefined
   const ms = Date.parse(value)
-  return Number.isNaN(ms) ? value : new Date(ms).toISOString()
+  // Not a time: the protocol promises ISO 8601, so it is left out rather than passed on.
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString()
 }
 
 const meterIds = [

@@ -15,7 +15,7 @@
  *   never promises a timed reset; a rejected overage without
  *   `overageResetsAt` has no deadline, never another window's.
  */
-import { windowLabel } from "./limits.ts"
+import { fromUnixSeconds, windowLabel } from "./limits.ts"
 import type { UsageBlockReason, UsageWindow } from "./sdk/protocol.ts"
 import type { RateLimitInfo } from "./wire.ts"
 
@@ -30,8 +30,6 @@ export type QuotaFact =
       readonly entry?: UsageWindow
       readonly message: string
     }
-
-const iso = (seconds: number): string => new Date(seconds * 1000).toISOString()
 
 const permits = (status: unknown): boolean => status === "allowed" || status === "allowed_warning"
 
@@ -51,11 +49,12 @@ const unifiedEntry = (info: RateLimitInfo, id: string): Entry | undefined => {
 const entryOf = (id: string, entry: Entry | undefined): UsageWindow | undefined => {
   if (entry === undefined) return undefined
   const status = entry.status
+  const resets_at = fromUnixSeconds(entry.resetsAt)
   return {
     id,
     label: windowLabel(id),
     used: Math.max(0, Math.min(entry.utilization ?? 0, 1)),
-    ...(typeof entry.resetsAt === "number" ? { resets_at: iso(entry.resetsAt) } : {}),
+    ...(resets_at === undefined ? {} : { resets_at }),
     ...(status === "allowed" || status === "allowed_warning" || status === "rejected" ? { status } : {}),
   }
 }
@@ -82,7 +81,8 @@ export const quotaFactOf = (info: RateLimitInfo): QuotaFact => {
     : (info.resetsAt ??
       (window === undefined ? undefined : unifiedEntry(info, window)?.resetsAt) ??
       undefined)
-  const resetsAt = seconds === undefined ? undefined : iso(seconds)
+  // A time no Date can hold (1e300) is a missing deadline, never a thrown error.
+  const resetsAt = fromUnixSeconds(seconds)
   const entry = window === undefined ? undefined : entryOf(window, unifiedEntry(info, window))
   const label = window === undefined ? "Usage limit" : windowLabel(window)
   return {

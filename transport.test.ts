@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest"
 import { brokerContext } from "./sdk/context.ts"
 import type { ProcessExit, ProcessHandle } from "./sdk/plugin-api.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
+import { ProcessExited } from "./errors.ts"
 import { type DecodedLine, openTransport } from "./transport.ts"
 
 const encoder = new TextEncoder()
@@ -52,6 +53,7 @@ const makeProcess = Effect.gen(function* () {
   }
   return {
     handle,
+    raw: stdout,
     out: (text: string) => Queue.offer(stdout, encoder.encode(text)),
     err: (text: string) => Queue.offer(stderr, encoder.encode(text)),
     end,
@@ -60,25 +62,28 @@ const makeProcess = Effect.gen(function* () {
   }
 })
 
-const setup = Effect.gen(function* () {
-  const proc = yield* makeProcess
-  const broker = makeMemoryBroker({ spawn: { claude: () => Effect.succeed(proc.handle) } })
-  const frames: Array<{ type: string }> = []
-  const bad: string[] = []
-  const scope = yield* Scope.make()
-  const transport = yield* openTransport({
-    command: "claude",
-    args: ["-x"],
-    decode,
-    onFrame: (frame) =>
-      frame.type === "boom"
-        ? Effect.die(new Error("handler broke"))
-        : Effect.sync(() => void frames.push(frame)),
-    onBadLine: (message) => Effect.sync(() => void bad.push(message)),
-    stderrLines: 2,
-  }).pipe(Scope.provide(scope), Effect.provideContext(brokerContext(broker.api)))
-  return { proc, transport, frames, bad, scope }
-})
+const setupWith = (extra: { maxLineBytes?: number; stderrLines?: number } = {}) =>
+  Effect.gen(function* () {
+    const proc = yield* makeProcess
+    const broker = makeMemoryBroker({ spawn: { claude: () => Effect.succeed(proc.handle) } })
+    const frames: Array<{ type: string }> = []
+    const bad: string[] = []
+    const scope = yield* Scope.make()
+    const transport = yield* openTransport({
+      command: "claude",
+      args: ["-x"],
+      decode,
+      onFrame: (frame) =>
+        frame.type === "boom"
+          ? Effect.die(new Error("handler broke"))
+          : Effect.sync(() => void frames.push(frame)),
+      onBadLine: (message) => Effect.sync(() => void bad.push(message)),
+      stderrLines: 2,
+      ...extra,
+    }).pipe(Scope.provide(scope), Effect.provideContext(brokerContext(broker.api)))
+    return { proc, transport, frames, bad, scope }
+  })
+const setup = setupWith()
 
 describe("transport", () => {
   it("splits chunks into lines; a bad line or a failing handler is one diagnostic each", () =>
@@ -129,6 +134,66 @@ describe("transport", () => {
         yield* Scope.close(scope, Exit.void)
         expect(proc.killed()).toBe(1)
         expect(frames.map((f) => f.type)).toEqual(["last"])
+      }),
+    ))
+
+  it("a raw CR inside a line is one bad line, not two; a CRLF ending is a line end", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const { proc, transport, frames, bad } = yield* setup
+        yield* proc.out('{"type":"a"}\r\n{"type":"b\rc"}\n{"type":\r"d"}\n')
+        yield* proc.end(0)
+        yield* transport.closed
+        // A CR between tokens is JSON whitespace; inside a string it is the one error of its line.
+        expect(frames.map((f) => f.type)).toEqual(["a", "d"])
+        expect(bad).toHaveLength(1)
+      }),
+    ))
+
+  it("invalid UTF-8 is one diagnostic, and the frame still arrives", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const { proc, transport, frames, bad } = yield* setup
+        const head = encoder.encode('{"type":"t","text":"a')
+        const tail = encoder.encode('b"}\n{"type":"next"}\n')
+        const line = new Uint8Array([...head, 0xff, 0xfe, ...tail])
+        yield* Queue.offer(proc.raw, line)
+        yield* proc.end(0)
+        yield* transport.closed
+        expect(frames.map((f) => f.type)).toEqual(["t", "next"])
+        expect(bad).toHaveLength(1)
+        expect(bad[0]).toContain("UTF-8")
+      }),
+    ))
+
+  it("a line over the cap is skipped to its newline with one diagnostic; the next line reads", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const { proc, transport, frames, bad } = yield* setupWith({ maxLineBytes: 1024 })
+        yield* proc.out('{"type":"big","pad":"')
+        for (let i = 0; i < 64; i++) yield* proc.out("x".repeat(1000))
+        yield* proc.out('"}\n{"type":"after"}\n')
+        yield* proc.end(0)
+        yield* transport.closed
+        expect(frames.map((f) => f.type)).toEqual(["after"])
+        expect(bad).toHaveLength(1)
+        expect(bad[0]).toMatch(/64023 bytes is over the 1024-byte cap/)
+      }),
+    ))
+
+  it("stderr is kept as a bounded tail, and the exit error carries a bounded excerpt", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const { proc, transport } = yield* setup
+        for (let i = 0; i < 100; i++) yield* proc.err("e".repeat(10_000))
+        yield* proc.err("\nthe last words\n")
+        yield* proc.end(1)
+        yield* transport.closed
+        const tail = transport.stderrTail()
+        expect(tail.length).toBeLessThan(3_000)
+        expect(tail.endsWith("the last words")).toBe(true)
+        const error = new ProcessExited({ code: 1, signal: null, stderr: "x".repeat(50_000_000) })
+        expect(error.message.length).toBeLessThan(3_000)
       }),
     ))
 })

@@ -1,19 +1,41 @@
 /**
  * The line transport of one `claude` process, acquired and stopped in a
  * Scope: spawned through the broker's Process service, stdout split into
- * lines and decoded one by one (a bad line is one diagnostic, never the end
- * of the stream), writes serialized, the last lines of stderr kept for the
- * exit notice. Closing the scope ends the process and lets the reader finish
- * the output still queued before it lets go.
+ * lines and decoded one by one, writes serialized, the last lines of stderr
+ * kept for the exit notice. Closing the scope ends the process and lets the
+ * reader finish the output still queued before it lets go.
+ *
+ * Rules:
+ * - a bad line is exactly one diagnostic (`onBadLine`), never the end of the
+ *   stream: not JSON, a frame its schema rejects, a line over the cap
+ *   (skipped to its newline, never held: bounds.ts), invalid UTF-8, two
+ *   frames glued on one line (both delivered), a field dropped from a frame
+ *   (the rest delivered), a handler that failed;
+ * - stderr is read with its own smaller cap and kept as a bounded tail.
  */
 import { Deferred, Effect, Fiber, type Scope, Semaphore, Stream } from "effect"
+import {
+  MAX_LINE_BYTES,
+  MAX_STDERR_LINE_BYTES,
+  STDERR_LINE_CHARS,
+  STDERR_TAIL_LINES,
+  excerpt,
+} from "./bounds.ts"
 import { ProcessExited } from "./errors.ts"
-import { frameLine, lines } from "./sdk/lines.ts"
+import { boundedLines, frameLine, type Line } from "./sdk/lines.ts"
 import { type BrokerError, Process, type ProcessExit } from "./sdk/plugin-api.ts"
 
 /** What a decoder makes of one stdout line (wire.decodeLine has this shape). */
 export type DecodedLine<F> =
-  | { readonly kind: "frame"; readonly frame: F }
+  /** `problem`: the frame was kept but something in it was dropped (one diagnostic). */
+  | { readonly kind: "frame"; readonly frame: F; readonly problem?: string }
+  /** Several frames glued on one line: each delivered, the gluing (and any bad piece) one diagnostic. */
+  | {
+      readonly kind: "frames"
+      readonly frames: ReadonlyArray<F>
+      readonly problem: string
+      readonly requestId?: string
+    }
   | { readonly kind: "blank" }
   /** `requestId`: the line was a control request the peer waits on (passed along, never read here). */
   | { readonly kind: "error"; readonly message: string; readonly requestId?: string }
@@ -30,6 +52,8 @@ export interface TransportOptions<F> {
   readonly onBadLine: (message: string, line: string, requestId?: string) => Effect.Effect<void>
   /** How many stderr lines to keep (default 20). */
   readonly stderrLines?: number
+  /** The longest stdout line read (default bounds.ts `MAX_LINE_BYTES`). */
+  readonly maxLineBytes?: number
   /** How long closing waits for the reader to drain (default 2 s). */
   readonly drainMs?: number
 }
@@ -47,6 +71,46 @@ export interface Transport {
 
 const MAX_LINE_CHARS_IN_DIAGNOSTIC = 200
 
+/** What one stdout line gives: the frames to deliver, and at most one diagnostic for the line. */
+export interface ReadLine<F> {
+  readonly frames: ReadonlyArray<F>
+  readonly diagnostic?: { readonly message: string; readonly requestId?: string }
+}
+
+const invalidUtf8 = "invalid UTF-8 (read with U+FFFD)"
+
+/**
+ * One line read by the rules above: a line over the cap gives only its
+ * diagnostic; invalid UTF-8 is said once, with whatever else the line had.
+ */
+export const readLine = <F>(line: Line, decode: (text: string) => DecodedLine<F>): ReadLine<F> => {
+  const { text, problem } = line
+  if (problem?.kind === "too_long")
+    return {
+      frames: [],
+      diagnostic: {
+        message: `a line of ${problem.bytes} bytes is over the ${problem.maxBytes}-byte cap: skipped to its newline`,
+      },
+    }
+  const withUtf8 = (message: string | undefined): string | undefined =>
+    problem === undefined ? message : message === undefined ? invalidUtf8 : `${invalidUtf8}; ${message}`
+  const decoded = decode(text)
+  const said = (frames: ReadonlyArray<F>, message: string | undefined, requestId?: string): ReadLine<F> =>
+    message === undefined
+      ? { frames }
+      : { frames, diagnostic: requestId === undefined ? { message } : { message, requestId } }
+  switch (decoded.kind) {
+    case "blank":
+      return said([], withUtf8(undefined))
+    case "error":
+      return said([], withUtf8(decoded.message), decoded.requestId)
+    case "frame":
+      return said([decoded.frame], withUtf8(decoded.problem))
+    case "frames":
+      return said(decoded.frames, withUtf8(decoded.problem), decoded.requestId)
+  }
+}
+
 export const openTransport = <F>(
   options: TransportOptions<F>,
 ): Effect.Effect<Transport, BrokerError, Scope.Scope | Process> =>
@@ -56,47 +120,42 @@ export const openTransport = <F>(
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.env !== undefined ? { env: options.env } : {}),
     })
-    const keep = options.stderrLines ?? 20
+    const keep = options.stderrLines ?? STDERR_TAIL_LINES
     const stderr: string[] = []
     const writes = yield* Semaphore.make(1)
     const drained = yield* Deferred.make<void>()
     const stderrDrained = yield* Deferred.make<void>()
 
-    const handleLine = (line: string): Effect.Effect<void> => {
-      const decoded = options.decode(line)
-      switch (decoded.kind) {
-        case "blank":
-          return Effect.void
-        case "error":
-          return options.onBadLine(
-            decoded.message,
-            line.slice(0, MAX_LINE_CHARS_IN_DIAGNOSTIC),
-            decoded.requestId,
-          )
-        case "frame":
-          return options
-            .onFrame(decoded.frame)
-            .pipe(
-              Effect.catchCause((cause) =>
-                options.onBadLine(
-                  `handling a frame failed: ${String(cause)}`,
-                  line.slice(0, MAX_LINE_CHARS_IN_DIAGNOSTIC),
-                ),
-              ),
-            )
-      }
+    const bad = (message: string, line: string, requestId?: string) =>
+      options.onBadLine(message, line.slice(0, MAX_LINE_CHARS_IN_DIAGNOSTIC), requestId)
+
+    const deliver = (frame: F, line: string): Effect.Effect<void> =>
+      options
+        .onFrame(frame)
+        .pipe(Effect.catchCause((cause) => bad(`handling a frame failed: ${excerpt(String(cause))}`, line)))
+
+    const handleLine = (line: Line): Effect.Effect<void> => {
+      const { diagnostic, frames } = readLine(line, options.decode)
+      const deliverAll =
+        frames.length === 0
+          ? Effect.void
+          : Effect.forEach(frames, (frame) => deliver(frame, line.text), { discard: true })
+      return diagnostic === undefined
+        ? deliverAll
+        : bad(diagnostic.message, line.text, diagnostic.requestId).pipe(Effect.andThen(deliverAll))
     }
 
-    const reader = yield* lines(handle.stdout).pipe(
+    const reader = yield* boundedLines(handle.stdout, options.maxLineBytes ?? MAX_LINE_BYTES).pipe(
       Stream.runForEach(handleLine),
       Effect.ensuring(Deferred.succeed(drained, undefined)),
       Effect.forkScoped,
     )
-    yield* lines(handle.stderr).pipe(
-      Stream.runForEach((line) =>
+    yield* boundedLines(handle.stderr, MAX_STDERR_LINE_BYTES).pipe(
+      Stream.runForEach(({ text, problem }) =>
         Effect.sync(() => {
-          if (line.trim() === "") return
-          stderr.push(line)
+          if (text.trim() === "") return
+          const shown = problem?.kind === "too_long" ? `${text}… (a line of ${problem.bytes} bytes)` : text
+          stderr.push(excerpt(shown, STDERR_LINE_CHARS))
           if (stderr.length > keep) stderr.shift()
         }),
       ),

@@ -10,6 +10,7 @@
  */
 import { z } from "zod"
 import { isObject } from "./values.ts"
+import { dropTooDeep, mayNestTooDeep, repairToFit, splitGlued } from "./wire-repair.ts"
 
 // ---------------------------------------------------------------------------
 // Shared pieces
@@ -562,7 +563,15 @@ export type KnownFrame =
 export type Frame = KnownFrame | UnknownFrame
 
 export type Decoded =
-  | { readonly kind: "frame"; readonly frame: Frame }
+  /** `problem`: something was dropped from the frame to make it fit (wire-repair.ts); the rest is here. */
+  | { readonly kind: "frame"; readonly frame: Frame; readonly problem?: string }
+  /** Frames glued on one line: those that decoded, and one problem for the line. */
+  | {
+      readonly kind: "frames"
+      readonly frames: ReadonlyArray<Frame>
+      readonly problem: string
+      readonly requestId?: string
+    }
   | { readonly kind: "blank" }
   /** `requestId`: the bad line was a control request with this id (the CLI waits for an answer to it). */
   | { readonly kind: "error"; readonly message: string; readonly requestId?: string }
@@ -681,12 +690,56 @@ const validatorOf = (value: Record<string, unknown>, type: string): z.ZodType | 
   return hasOwn.call(frameValidators, type) ? frameValidators[type] : undefined
 }
 
-/** Shallow checks for stream_event, the most frequent frame: Zod would cost more than it guards. */
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+const nullish = (value: unknown): boolean => value === undefined || value === null
+const isOptStr = (value: unknown): boolean => nullish(value) || typeof value === "string"
+const isOptNum = (value: unknown): boolean =>
+  nullish(value) || (typeof value === "number" && Number.isFinite(value))
+const isOptUsage = (usage: unknown): boolean => {
+  if (nullish(usage)) return true
+  if (!isRecord(usage)) return false
+  const details = usage.output_tokens_details
+  return (
+    isOptNum(usage.input_tokens) &&
+    isOptNum(usage.output_tokens) &&
+    isOptNum(usage.cache_read_input_tokens) &&
+    isOptNum(usage.cache_creation_input_tokens) &&
+    (nullish(details) || (isRecord(details) && isOptNum(details.thinking_tokens)))
+  )
+}
+
+/**
+ * stream_event, the most frequent frame, checked by hand: exactly what
+ * `StreamEvent` says (wire.test.ts holds the two equal on mutated frames),
+ * at a fraction of Zod's cost. A frame this refuses goes through Zod and
+ * its repair.
+ */
 const isStreamEvent = (value: Record<string, unknown>): value is StreamEvent => {
-  const event = value.event as Record<string, unknown> | null | undefined
-  if (typeof event !== "object" || event === null || typeof event.type !== "string") return false
-  const parent = value.parent_tool_use_id
-  return parent === undefined || parent === null || typeof parent === "string"
+  const event = value.event
+  if (!isRecord(event) || typeof event.type !== "string") return false
+  if (!(isOptStr(value.parent_tool_use_id) && isOptStr(value.api_message_id) && isOptStr(value.session_id)))
+    return false
+  if (!(isOptNum(event.index) && isOptUsage(event.usage))) return false
+  const { message, content_block: block, delta } = event
+  if (
+    !nullish(message) &&
+    !(isRecord(message) && isOptStr(message.id) && isOptStr(message.model) && isOptUsage(message.usage))
+  )
+    return false
+  if (
+    !nullish(block) &&
+    !(isRecord(block) && typeof block.type === "string" && isOptStr(block.id) && isOptStr(block.name))
+  )
+    return false
+  return (
+    nullish(delta) ||
+    (isRecord(delta) &&
+      isOptStr(delta.type) &&
+      isOptStr(delta.text) &&
+      isOptStr(delta.thinking) &&
+      isOptStr(delta.partial_json))
+  )
 }
 
 const issueText = (error: z.ZodError): string =>
@@ -706,48 +759,108 @@ export const isKnownFrame = (frame: Frame): frame is KnownFrame => {
   return hasOwn.call(frameSchemas, type)
 }
 
-/** Validate an already parsed value as a frame (for callers holding objects). */
-export const decodeValue = (value: unknown): Decoded => {
+const streamEventValidator = stripped(StreamEvent)
+
+/** `type/subtype` of a frame, for its diagnostic (a control request's subtype sits in its body). */
+const labelOf = (record: Record<string, unknown>): string => {
+  const body = record.request
+  const subtype =
+    record.type === "control_request" ? (isObject(body) ? body.subtype : undefined) : record.subtype
+  return `${String(record.type)}${typeof subtype === "string" ? `/${subtype}` : ""}`
+}
+const tooDeepText = (path: string): string => `${path} (nested too deep)`
+
+/** One diagnostic for what repair removed from a frame that is still delivered. */
+const droppedText = (label: string, dropped: ReadonlyArray<string>): string =>
+  `${label}: dropped ${dropped.slice(0, 3).join("; ")}${dropped.length > 3 ? ` and ${dropped.length - 3} more` : ""}`
+
+/**
+ * Validate an already parsed value as a frame (for callers holding objects),
+ * repaired in place when it can be (wire-repair.ts): nesting past the bound
+ * and mistyped fields are dropped, and the frame comes with one `problem`
+ * saying so. `deep: false` skips the depth walk for a value known shallow.
+ */
+export const decodeValue = (value: unknown, deep = true): Decoded => {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     return { kind: "error", message: "frame is not a JSON object" }
   const record = value as Record<string, unknown>
   const type = record.type
   if (typeof type !== "string") return { kind: "error", message: "frame has no type" }
-  if (type === "stream_event") {
-    return isStreamEvent(record)
-      ? { kind: "frame", frame: record }
-      : { kind: "error", message: "stream_event: event.type missing" }
+  const tooDeep = deep ? dropTooDeep(record) : []
+  if (type === "stream_event" && tooDeep.length === 0 && isStreamEvent(record))
+    return { kind: "frame", frame: record }
+  const validator = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
+  if (validator === undefined || validator.safeParse(record).success) {
+    const frame = record as unknown as Frame
+    return tooDeep.length === 0
+      ? { kind: "frame", frame }
+      : { kind: "frame", frame, problem: droppedText(labelOf(record), tooDeep.map(tooDeepText)) }
   }
-  const validator = validatorOf(record, type)
-  if (validator === undefined) return { kind: "frame", frame: record as unknown as UnknownFrame }
-  const parsed = validator.safeParse(record)
-  if (!parsed.success) {
-    const isRequest = type === "control_request"
-    // A control request's subtype sits in its body.
-    const body = record.request
-    const subtype = isRequest ? (isObject(body) ? body.subtype : undefined) : record.subtype
-    const sub = typeof subtype === "string" ? `/${subtype}` : ""
-    const message = `${type}${sub}: ${issueText(parsed.error)}`
-    const requestId = isRequest ? record.request_id : undefined
-    return typeof requestId === "string" ? { kind: "error", message, requestId } : { kind: "error", message }
-  }
-  return { kind: "frame", frame: record as unknown as Frame }
+  const label = labelOf(record)
+  const repaired = repairToFit(validator, record)
+  if (repaired.ok)
+    return {
+      kind: "frame",
+      frame: record as unknown as Frame,
+      problem: droppedText(label, [...tooDeep.map(tooDeepText), ...repaired.dropped]),
+    }
+  const isRequest = type === "control_request"
+  const message = `${label}: ${repaired.issues}`
+  const requestId = isRequest ? record.request_id : undefined
+  return typeof requestId === "string" ? { kind: "error", message, requestId } : { kind: "error", message }
 }
 
-/** One stdout line → a frame, a blank, or one diagnostic. Never throws. */
+const notJson = (line: string, cause: unknown): Decoded => {
+  const message = cause instanceof Error ? cause.message : String(cause)
+  return {
+    kind: "error",
+    message: `not JSON: ${message} (${line.length > 80 ? `${line.slice(0, 80)}…` : line})`,
+  }
+}
+
+/** Frames glued on one line: each decoded, one diagnostic for the line (the gluing, and any bad piece). */
+const decodeGlued = (pieces: ReadonlyArray<string>): Decoded => {
+  const frames: Frame[] = []
+  const problems = [`${pieces.length} frames on one line`]
+  let requestId: string | undefined
+  for (const piece of pieces) {
+    let decoded: Decoded
+    try {
+      decoded = decodeValue(JSON.parse(piece), mayNestTooDeep(piece))
+    } catch (cause) {
+      decoded = notJson(piece, cause)
+    }
+    if (decoded.kind === "frame") {
+      frames.push(decoded.frame)
+      if (decoded.problem !== undefined) problems.push(decoded.problem)
+    } else if (decoded.kind === "error") {
+      problems.push(decoded.message)
+      requestId ??= decoded.requestId
+    } else if (decoded.kind === "frames") {
+      frames.push(...decoded.frames)
+      problems.push(decoded.problem)
+    }
+  }
+  const problem = problems.join("; ")
+  return requestId === undefined
+    ? { kind: "frames", frames, problem }
+    : { kind: "frames", frames, problem, requestId }
+}
+
+/** One stdout line → a frame (or frames glued on it), a blank, or one diagnostic. Never throws. */
 export const decodeLine = (line: string): Decoded => {
   let value: unknown
   try {
     value = JSON.parse(line)
   } catch (cause) {
     if (line.trim() === "") return { kind: "blank" }
-    const message = cause instanceof Error ? cause.message : String(cause)
-    return {
-      kind: "error",
-      message: `not JSON: ${message} (${line.length > 80 ? `${line.slice(0, 80)}…` : line})`,
-    }
+    const pieces = splitGlued(line)
+    return pieces === undefined ? notJson(line, cause) : decodeGlued(pieces)
   }
-  return decodeValue(value)
+  // A stream_event is read only through the fields isStreamEvent checks and is never passed on:
+  // what nests in its other fields reaches nobody, so the most frequent frame skips the depth gate.
+  const streamed = (value as { type?: unknown } | null)?.type === "stream_event"
+  return decodeValue(value, !streamed && mayNestTooDeep(line))
 }
 
 // ---------------------------------------------------------------------------

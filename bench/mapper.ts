@@ -7,7 +7,8 @@
  * so each copy is new work for the mapper (not a replay it skips). Both sides
  * run in this process, interleaved chunk by chunk, timed in CPU time (the
  * machine is shared); the headline is the median ratio over the rounds.
- * Last line: `mapper: <ratio>x JSON.parse` (target: at most 2x).
+ * Last line: `mapper: <ratio>x JSON.parse` (target: at most 1.5x, issue 20; NOTES.md
+ * "Performance" says where it stands and why).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { makeMapper } from "../map.ts"

@@ -13,6 +13,7 @@
  * - the task tools keep one list per task scope, changed by tools.ts's one
  *   rule (`applyTaskTool`), which the transcript reader follows too.
  */
+import { excerpt } from "../bounds.ts"
 import type { NoticeLevel, ToolCall } from "../sdk/protocol.ts"
 import { applyTaskTool, describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "../tools.ts"
 import { asString } from "../values.ts"
@@ -135,7 +136,7 @@ const noticeLevel = (level: string | null | undefined): NoticeLevel =>
 export const onInformational: Reducer<Informational> = (s, frame, out) => {
   const toolUseId = frame.tool_use_id
   if (!toolUseId) {
-    emit(s, out, undefined, { type: "Notice", level: noticeLevel(frame.level), text: frame.content })
+    emit(s, out, undefined, { type: "Notice", level: noticeLevel(frame.level), text: excerpt(frame.content) })
     return
   }
   let seen = s.calls.outputLines.get(toolUseId)

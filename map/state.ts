@@ -24,6 +24,7 @@ export type Signal =
       readonly usage: RunUsage
       readonly errors: string[]
       readonly userMessageUuids: string[]
+      /** The result's text, as an excerpt (bounds.ts): the session shows it only as a failed run's error. */
       readonly text?: string
     }
   | { readonly type: "state"; readonly state: string }

@@ -10,8 +10,11 @@
  *   after an `isCompactSummary` one: both orders give one Compacted, and a
  *   boundary with no summary gives it at `result`;
  * - a rate limit is an event for the host and a signal for the session (which
- *   blocks the run on a rejection; only the `result` ends it).
+ *   blocks the run on a rejection; only the `result` ends it);
+ * - usage reaches the run only as finite numbers (context_used included),
+ *   and the CLI's error texts only as bounded excerpts.
  */
+import { excerpt } from "../bounds.ts"
 import { limitsFromRateLimitEvent } from "../limits.ts"
 import { rejectionOf } from "../quota.ts"
 import type { RunUsage } from "../sdk/protocol.ts"
@@ -75,33 +78,44 @@ const contextWindow = (s: MapState, frame: ResultFrame): number | undefined => {
   return typeof window === "number" ? window : undefined
 }
 
+/** A failed result's errors kept for its run's end (each an excerpt): the first few explain it. */
+const MAX_ERRORS = 5
+
+/** A token count as the protocol has it: a finite number, else nothing (wire.ts checks; this never trusts). */
+const count = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined
+
+/** `{ [key]: value }` for a count, `{}` for anything else. */
+const counted = <K extends string>(key: K, value: unknown): { [P in K]?: number } => {
+  const n = count(value)
+  return (n === undefined ? {} : { [key]: n }) as { [P in K]?: number }
+}
+
 const runUsage = (s: MapState, frame: ResultFrame): RunUsage => {
   const u = frame.usage ?? {}
-  const thinking = u.output_tokens_details?.thinking_tokens
-  const window = contextWindow(s, frame)
+  const thinking = count(u.output_tokens_details?.thinking_tokens)
+  const window = count(contextWindow(s, frame))
   const last = s.turn.lastUsage
   const used =
     last === undefined
       ? undefined
-      : (last.input_tokens ?? 0) +
-        (last.cache_read_input_tokens ?? 0) +
-        (last.cache_creation_input_tokens ?? 0) +
-        (last.output_tokens ?? 0)
+      : count(
+          (count(last.input_tokens) ?? 0) +
+            (count(last.cache_read_input_tokens) ?? 0) +
+            (count(last.cache_creation_input_tokens) ?? 0) +
+            (count(last.output_tokens) ?? 0),
+        )
   return {
-    input_tokens: u.input_tokens ?? 0,
-    output_tokens: u.output_tokens ?? 0,
-    ...(typeof u.cache_read_input_tokens === "number"
-      ? { cache_read_tokens: u.cache_read_input_tokens }
-      : {}),
-    ...(typeof u.cache_creation_input_tokens === "number"
-      ? { cache_write_tokens: u.cache_creation_input_tokens }
-      : {}),
-    ...(typeof thinking === "number" ? { thinking_tokens: thinking } : {}),
-    ...(window === undefined ? {} : { context_window: window }),
-    ...(used === undefined ? {} : { context_used: used }),
-    ...(typeof frame.total_cost_usd === "number" ? { cost_usd: frame.total_cost_usd } : {}),
-    ...(typeof frame.duration_ms === "number" ? { duration_ms: frame.duration_ms } : {}),
-    ...(typeof frame.num_turns === "number" ? { num_turns: frame.num_turns } : {}),
+    input_tokens: count(u.input_tokens) ?? 0,
+    output_tokens: count(u.output_tokens) ?? 0,
+    ...counted("cache_read_tokens", u.cache_read_input_tokens),
+    ...counted("cache_write_tokens", u.cache_creation_input_tokens),
+    ...counted("thinking_tokens", thinking),
+    ...counted("context_window", window),
+    ...counted("context_used", used),
+    ...counted("cost_usd", frame.total_cost_usd),
+    ...counted("duration_ms", frame.duration_ms),
+    ...counted("num_turns", frame.num_turns),
   }
 }
 
@@ -116,9 +130,10 @@ export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
     subtype: frame.subtype,
     isError: frame.is_error === true || frame.subtype !== "success",
     usage: runUsage(s, frame),
-    errors: frame.errors ?? [],
+    // The CLI's own text, of any length: RunEnded.error and notices carry an excerpt.
+    errors: (frame.errors ?? []).slice(0, MAX_ERRORS).map((error) => excerpt(error)),
     userMessageUuids: frame.user_message_uuids ?? (frame.user_message_uuid ? [frame.user_message_uuid] : []),
-    ...(typeof frame.result === "string" ? { text: frame.result } : {}),
+    ...(typeof frame.result === "string" ? { text: excerpt(frame.result) } : {}),
   })
 }
 
@@ -157,7 +172,9 @@ export const onState: Reducer<SessionStateChanged> = (_s, frame, out) => {
 
 export const onStatus: Reducer<SystemStatus> = (s, frame, out) => {
   if (frame.compact_result !== "failed") return
-  const message = frame.compact_error ? `Compaction failed: ${frame.compact_error}` : "Compaction failed."
+  const message = frame.compact_error
+    ? `Compaction failed: ${excerpt(frame.compact_error)}`
+    : "Compaction failed."
   emit(s, out, undefined, { type: "Notice", level: "error", text: message })
   out.signals.push({ type: "compact_failed", message })
 }
