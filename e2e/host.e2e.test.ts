@@ -5,25 +5,21 @@
  * made: the CLI answers `initialize` before any user message.
  */
 import { symlinkSync } from "node:fs"
-import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { afterEach, beforeEach, expect, it } from "vitest"
 import { type Host, startHost } from "../host/host.ts"
 import { makeTempWorld, pidAlive, type TempWorld } from "../host/testing.ts"
 import { frameLine, lines, parseLine } from "../sdk/lines.ts"
+import { claudeBinary } from "../testkit/cli.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
-const claudeBinary = join(
-  dirname(createRequire(import.meta.url).resolve("@anthropic-ai/claude-code/package.json")),
-  "bin/claude.exe",
-)
 
 let world: TempWorld
 let host: Host
 beforeEach(async () => {
   world = makeTempWorld("cvg-host-e2e-")
-  symlinkSync(claudeBinary, join(world.bin, "claude"))
+  symlinkSync(claudeBinary(), join(world.bin, "claude"))
   host = await startHost({
     pluginDir: repoRoot,
     home: world.home,
