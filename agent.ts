@@ -7,6 +7,7 @@
  */
 import { Deferred, Effect, Exit, type Option, Scope } from "effect"
 import * as account from "./account.ts"
+import { type CliSupport, makeCliDetector, missingNotice } from "./cli-version.ts"
 import {
   childEnvFor,
   configDirFor,
@@ -15,7 +16,7 @@ import {
   readLaunchKnobsLogged,
   readMergedSettings,
 } from "./config.ts"
-import { RewindImpossible, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
+import { LaunchFailed, RewindImpossible, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import * as history from "./history.ts"
 import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs, PROTOCOL_ARGS } from "./launch.ts"
@@ -102,11 +103,13 @@ const argsFor = (
   options: SessionOptions,
   models: ReadonlyArray<ClaudeModel>,
   knobs: LaunchKnobs,
+  cli: CliSupport,
 ) =>
   launchArgs({
     start,
     workspace: cwd,
-    optionFlags: launchFlags(options, models),
+    cli,
+    optionFlags: launchFlags(options, models, cli),
     knobFlags: [
       ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
       ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
@@ -130,6 +133,9 @@ export const makeClaudeAgent = (
   let probing: Deferred.Deferred<Catalog, SessionError> | undefined
   let lastLimits: UsageLimits | undefined
   let maintenanceInfo: Option.Option<Maintenance> | undefined
+  // The CLI's version and what it accepts (cli-version.ts), learned once per binary.
+  const cli = makeCliDetector()
+  const cliNoticed = new Set<string>()
 
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
   const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
@@ -167,6 +173,8 @@ export const makeClaudeAgent = (
 
   /** A prompt-free, MCP-free launch: read `initialize`, ask `get_usage`, stop. */
   const probeOnce: Effect.Effect<Catalog, SessionError, Broker> = Effect.gen(function* () {
+    const support = yield* cli.detect
+    if (support.unsupported) return yield* Effect.fail(new LaunchFailed({ detail: support.unsupported }))
     const scope = yield* Scope.fork(agentScope)
     const cliId = crypto.randomUUID()
     let answer: InitializeResponse | undefined
@@ -286,8 +294,11 @@ export const makeClaudeAgent = (
             const knobs = yield* readLaunchKnobsLogged
             const env = yield* childEnvFor(acct)
             const options = open?.options ?? params.options
+            const support = yield* cli.detect
+            if (support.unsupported)
+              return yield* Effect.fail(new LaunchFailed({ detail: support.unsupported }))
             return {
-              args: argsFor(start, params.cwd, options, models(), knobs),
+              args: argsFor(start, params.cwd, options, models(), knobs, support),
               env,
               appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
             }
@@ -313,6 +324,11 @@ export const makeClaudeAgent = (
           launched: () =>
             Effect.gen(function* () {
               if (!open) return
+              const notice = missingNotice(yield* cli.detect)
+              if (notice && !cliNoticed.has(hostId)) {
+                cliNoticed.add(hostId)
+                yield* open.live.emitNotice("warning", notice)
+              }
               yield* refreshSkills(open, hostId)
               yield* checkUltracode(open)
             }),
@@ -370,7 +386,10 @@ export const makeClaudeAgent = (
     initialize: () =>
       call(
         Effect.gen(function* () {
-          const status = yield* account.authStatus(acct)
+          const support = yield* cli.detect
+          const status = support.unsupported
+            ? { status: "Unavailable" as const, message: support.unsupported }
+            : yield* account.authStatus(acct)
           const configDir = yield* configDirFor(acct)
           const settings = yield* readMergedSettings(configDir)
           const skills = yield* readSkills(configDir, undefined, cliCommands())
@@ -392,7 +411,7 @@ export const makeClaudeAgent = (
             ...(lastLimits ? { usageLimits: lastLimits } : {}),
             promptKeywords: promptKeywords(settings),
             models: list,
-            options: agentOptions(list, settings),
+            options: agentOptions(list, settings, support),
             skills,
             ...(maintenance._tag === "Some" ? { maintenance: maintenance.value } : {}),
             capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
@@ -506,7 +525,8 @@ export const makeClaudeAgent = (
         Effect.gen(function* () {
           const open = yield* lookup(sessionId)
           open.options = applyOption(open.options, optionId, value)
-          for (const { subtype, ...fields } of liveRequests(optionId, value, open.options, models()))
+          const support = yield* cli.detect
+          for (const { subtype, ...fields } of liveRequests(optionId, value, open.options, models(), support))
             yield* open.live.request(subtype, fields)
           if (optionId === OPTION_IDS.effort || optionId === OPTION_IDS.model) yield* checkUltracode(open)
           yield* emit({ type: "SessionInfo", session_id: sessionId, info: sessionInfo(open) })
@@ -568,6 +588,7 @@ export const makeClaudeAgent = (
           Effect.tap(() =>
             Effect.sync(() => {
               maintenanceInfo = undefined
+              cli.forget()
             }),
           ),
         ),

@@ -3,6 +3,7 @@
  * thinking and fast mode. What they become at launch (flags) and live
  * (control requests), and how the agent declares them.
  */
+import { type CliSupport, FULL_SUPPORT } from "./cli-version.ts"
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
 
@@ -120,14 +121,20 @@ export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): s
 /**
  * The option flags of a launch. Approval always goes out (unset → `default`,
  * the strictest). Thinking on shows summarized reasoning; off asks the CLI
- * to disable it (models that cannot turn it off keep thinking).
+ * to disable it (models that cannot turn it off keep thinking). A CLI
+ * without ultracode gets its nearest level, xhigh.
  */
-export const launchFlags = (opts: SessionOptions, catalog: ReadonlyArray<ModelEntry>): string[] => {
+export const launchFlags = (
+  opts: SessionOptions,
+  catalog: ReadonlyArray<ModelEntry>,
+  cli: CliSupport = FULL_SUPPORT,
+): string[] => {
   const flags: string[] = []
   const model = opts.model ? resolveModel(opts.model, catalog) : defaultModel(catalog)
   if (opts.model) flags.push("--model", model?.value ?? opts.model)
   // `--effort ultracode` is accepted by the CLI, which sends xhigh and turns ultracode on.
-  if (opts.effort && effortFits(opts.effort, model)) flags.push("--effort", opts.effort)
+  const effort = opts.effort === ULTRACODE && !cli.has("ultracodeEffort") ? "xhigh" : opts.effort
+  if (effort && effortFits(effort, model)) flags.push("--effort", effort)
   flags.push("--permission-mode", permissionModeFor(opts.approval))
   if (opts.approval === "full") flags.push("--allow-dangerously-skip-permissions")
   if (opts.thinking === false) flags.push("--thinking", "disabled")
@@ -145,12 +152,13 @@ export type ControlRequest = { readonly subtype: string; readonly [key: string]:
 /** Options that only apply when the process next starts (nothing to send live). */
 export const appliesAtNextStart = (optionId: string): boolean => optionId === OPTION_IDS.thinking
 
-/** The effort as the `apply_flag_settings` layer takes it (ultracode = xhigh + ultracode). */
+/** The effort as the `apply_flag_settings` layer takes it (ultracode = xhigh + ultracode, where the CLI has it). */
 export const effortSettings = (
   effort: string | undefined,
+  cli: CliSupport = FULL_SUPPORT,
 ): { effortLevel: string | null; ultracode: boolean } =>
   effort === ULTRACODE
-    ? { effortLevel: "xhigh", ultracode: true }
+    ? { effortLevel: "xhigh", ultracode: cli.has("ultracodeEffort") }
     : { effortLevel: effort && effort !== "default" ? effort : null, ultracode: false }
 
 /**
@@ -163,6 +171,7 @@ export const liveRequests = (
   value: unknown,
   opts: SessionOptions,
   catalog: ReadonlyArray<ModelEntry> = [],
+  cli: CliSupport = FULL_SUPPORT,
 ): ControlRequest[] => {
   switch (optionId) {
     case OPTION_IDS.model: {
@@ -180,7 +189,7 @@ export const liveRequests = (
       ]
     case OPTION_IDS.effort: {
       const effort = asText(value)?.toLowerCase() ?? opts.effort
-      return [{ subtype: "apply_flag_settings", settings: effortSettings(effort) }]
+      return [{ subtype: "apply_flag_settings", settings: effortSettings(effort, cli) }]
     }
     case OPTION_IDS.fastMode:
       return [{ subtype: "apply_flag_settings", settings: { fastMode: asBoolean(value) === true } }]
@@ -208,14 +217,19 @@ const ultracodeChoice: OptionChoice = {
   mark: "workflow",
 }
 
-/** The effort choices of one model: its levels, then ultracode when it has xhigh and workflows are on. */
-export const effortChoices = (model: ModelEntry, settings?: WorkflowSettings): OptionChoice[] => {
+/** The effort choices of one model: its levels, then ultracode when it has xhigh, workflows are on and the CLI has it. */
+export const effortChoices = (
+  model: ModelEntry,
+  settings?: WorkflowSettings,
+  cli: CliSupport = FULL_SUPPORT,
+): OptionChoice[] => {
   const levels = model.efforts ?? []
   const choices: OptionChoice[] = levels.map((level) => ({
     value: level,
     label: EFFORT_LABELS[level] ?? level,
   }))
-  if (levels.includes("xhigh") && workflowsEnabled(settings)) choices.push(ultracodeChoice)
+  if (levels.includes("xhigh") && workflowsEnabled(settings) && cli.has("ultracodeEffort"))
+    choices.push(ultracodeChoice)
   return choices
 }
 
@@ -230,6 +244,7 @@ const APPROVAL_CHOICES: OptionChoice[] = [
 export const agentOptions = (
   catalog: ReadonlyArray<ModelEntry>,
   settings?: WorkflowSettings,
+  cli: CliSupport = FULL_SUPPORT,
 ): AgentOption[] => {
   const fallback = defaultModel(catalog) as ClaudeModel | undefined
   const options: AgentOption[] = [
@@ -248,7 +263,7 @@ export const agentOptions = (
   const choicesByModel: Record<string, OptionChoice[]> = {}
   const union = new Map<string, OptionChoice>()
   for (const model of catalog) {
-    const choices = effortChoices(model, settings)
+    const choices = effortChoices(model, settings, cli)
     choicesByModel[model.value] = choices
     for (const choice of choices) if (!union.has(choice.value)) union.set(choice.value, choice)
   }
@@ -283,7 +298,11 @@ export const agentOptions = (
   return options
 }
 
-/** Words in a prompt that change how a turn runs: `ultracode`, unless its trigger or workflows are off. */
+/**
+ * Words in a prompt that change how a turn runs: `ultracode`, unless its
+ * trigger or workflows are off. The keyword predates `--effort ultracode`
+ * (2.1.200 has its "Ultracode keyword trigger" setting), so it needs no check.
+ */
 export const promptKeywords = (
   settings?: WorkflowSettings,
 ): Array<{ readonly word: string; readonly description: string }> =>
