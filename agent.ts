@@ -257,7 +257,8 @@ export const makeClaudeAgent = (
   /** Ultracode is accepted silently where it cannot apply: ask and warn. */
   const checkUltracode = (open: OpenSession) =>
     Effect.gen(function* () {
-      if (open.options.effort !== ULTRACODE) return
+      // A CLI without ultracode was launched at xhigh and told so in the version notice.
+      if (open.options.effort !== ULTRACODE || !(yield* cli.detect).has("ultracodeEffort")) return
       const answer = yield* open.live.request("get_settings").pipe(Effect.option)
       if (answer._tag === "None" || !answer.value) return
       const parsed = GetSettingsResponse.safeParse(answer.value)

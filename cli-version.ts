@@ -56,8 +56,8 @@ export interface FeatureRow {
   readonly since: CliVersion
   /** How the CLI is asked for it. */
   readonly flag: string
-  /** What the user loses without it, for the notice. */
-  readonly loss: string
+  /** What the user loses without it, for the notice; none when the CLI did it unasked before the flag existed. */
+  readonly loss?: string
 }
 
 /**
@@ -66,10 +66,11 @@ export interface FeatureRow {
  * running the oldest one that has it and the newest one that does not.
  */
 export const FEATURES: { readonly [F in Feature]: FeatureRow } = {
+  // Before the flag, subagents' thinking and text were forwarded unasked (seen on 2.1.200 and 2.1.210);
+  // from some release on they are not without it (2.1.332). So an older CLI loses nothing: no notice.
   forwardSubagentText: {
     since: at("2.1.211"),
     flag: "--forward-subagent-text",
-    loss: "subagents' text and thinking are not shown, only their tool calls",
   },
   ultracodeEffort: {
     since: at("2.1.203"),
@@ -113,14 +114,13 @@ export const supportOf = (version: CliVersion | undefined, path?: string): CliSu
 /** Every capability, for a CLI whose version is not known. */
 export const FULL_SUPPORT: CliSupport = supportOf(undefined)
 
-/** The one notice a session gets on a CLI that lacks features; undefined when it lacks none. */
+/** The one notice a session gets on a CLI that lacks features it would miss; undefined when it misses none. */
 export const missingNotice = (support: CliSupport): string | undefined => {
-  if (support.missing.length === 0) return undefined
+  const lost = support.missing.filter((feature) => FEATURES[feature].loss !== undefined)
+  if (lost.length === 0) return undefined
   const version = support.version ? ` ${support.version.text}` : ""
-  const parts = support.missing.map((feature) => `no ${FEATURES[feature].flag}: ${FEATURES[feature].loss}`)
-  const newest = support.missing.reduce((a, f) =>
-    compareVersions(FEATURES[f].since, FEATURES[a].since) > 0 ? f : a,
-  )
+  const parts = lost.map((feature) => `no ${FEATURES[feature].flag}: ${FEATURES[feature].loss}`)
+  const newest = lost.reduce((a, f) => (compareVersions(FEATURES[f].since, FEATURES[a].since) > 0 ? f : a))
   return `This Claude Code${version} has ${parts.join("; ")}. Update to ${FEATURES[newest].since.text} or newer for them.`
 }
 

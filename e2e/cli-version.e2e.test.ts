@@ -145,7 +145,7 @@ describe(`Claude Code ${version.text}: version and capabilities`, () => {
     expect(ofType(w.events(session_id), "Notice").some((n) => n.text.startsWith("Ultracode"))).toBe(false)
   })
 
-  it("subagent text: in its task where the CLI forwards it; the task still completes with its answer where not", async () => {
+  it("subagent text: in its task, with --forward-subagent-text where the CLI has it (older ones forward it unasked)", async () => {
     world = await startWorld({
       main: [
         [
@@ -171,7 +171,9 @@ describe(`Claude Code ${version.text}: version and capabilities`, () => {
       .filter((e) => e.task_id === spawn?.call.id)
       .map((e) => e.text)
       .join("")
-    expect(taskText).toBe(support.has("forwardSubagentText") ? "Hello from the subagent." : "")
+    expect(taskText).toBe("Hello from the subagent.")
+    const args = w.host.processes().find((p) => p.args.includes(session_id))?.args ?? []
+    expect(args.includes("--forward-subagent-text")).toBe(support.has("forwardSubagentText"))
     // The subagent's words never leak into the main chat.
     const mainText = ofType(events, "TextDelta")
       .filter((e) => e.task_id === undefined)

@@ -8,6 +8,7 @@ import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { type CliSupport, parseCliVersion, supportOf } from "../cli-version.ts"
 import { PROTOCOL_ARGS } from "../launch.ts"
 
 export type Frame = Record<string, unknown> & { type?: string; subtype?: string }
@@ -38,6 +39,13 @@ export function testCliVersion(): string {
   const match = /\d+\.\d+\.\d+/.exec(printed)
   if (!match) throw new Error(`${chosen} --version printed no version: ${printed.trim()}`)
   return match[0]
+}
+
+let support: CliSupport | undefined
+/** What the plugin's capability table says the CLI under test has. */
+export function testCliSupport(): CliSupport {
+  support ??= supportOf(parseCliVersion(testCliVersion()))
+  return support
 }
 
 /** Path of the native `claude` binary of the CLI under test. */
@@ -154,8 +162,8 @@ export interface StandardArgsOptions {
 
 /** The stream-json flags every headless session uses, plus session selection. */
 export function standardArgs(o: StandardArgsOptions = {}): string[] {
-  // The same protocol head the plugin launches with (launch.ts).
-  const a = [...PROTOCOL_ARGS, "--forward-subagent-text"]
+  // The same protocol head the plugin launches with (launch.ts), and the flag only where the CLI has it.
+  const a = [...PROTOCOL_ARGS, ...(testCliSupport().has("forwardSubagentText") ? ["--forward-subagent-text"] : [])]
   if (o.resume) a.push("--resume", o.resume)
   if (o.resumeSessionAt) a.push("--resume-session-at", o.resumeSessionAt)
   if (o.forkSession) a.push("--fork-session")
