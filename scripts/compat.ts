@@ -20,6 +20,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Feature, FEATURES, parseCliVersion, supportOf } from "../cli-version.ts"
+import { COMPAT_FILTER } from "./compat-filter.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const PACKAGE = "@anthropic-ai/claude-code"
@@ -86,9 +87,6 @@ export const ROWS: ReadonlyArray<Row> = [
   { feature: "accounts side by side", tests: ["e2e/accounts.e2e.test.ts"] },
   { feature: "rate limits", tests: ["testkit/cli.e2e.test.ts: 429 with rate-limit headers"] },
 ]
-
-/** The files the canary runs: every end-to-end file but the terminal front end's. */
-export const COMPAT_FILTER = [".e2e.test.ts", "--exclude", "e2e/tui.e2e.test.ts"]
 
 const run = (command: string, args: string[], cwd: string) =>
   execFileSync(command, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim()
