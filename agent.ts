@@ -7,7 +7,7 @@
  */
 import { Deferred, Effect, Exit, type Option, Scope } from "effect"
 import * as account from "./account.ts"
-import { type CliSupport, makeCliDetector, missingNotice } from "./cli-version.ts"
+import { type CliSupport, type CliTable, makeCliDetector } from "./cli-version.ts"
 import {
   childEnvFor,
   configDirFor,
@@ -65,9 +65,10 @@ export interface AgentIdentity {
   readonly account?: Account
 }
 
-/** Test seams: shorter timeouts for FakePeer tests. */
+/** Test seams: shorter timeouts for FakePeer tests; another capability table. */
 export interface AgentTuning {
   readonly timeouts?: Partial<SessionTimeouts>
+  readonly cliTable?: CliTable
 }
 
 /** What the catalog probe learned: the CLI's own view of models, commands and account. */
@@ -134,7 +135,7 @@ export const makeClaudeAgent = (
   let lastLimits: UsageLimits | undefined
   let maintenanceInfo: Option.Option<Maintenance> | undefined
   // The CLI's version and what it accepts (cli-version.ts), learned once per binary.
-  const cli = makeCliDetector()
+  const cli = makeCliDetector(tuning.cliTable)
   const cliNoticed = new Set<string>()
 
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
@@ -325,7 +326,7 @@ export const makeClaudeAgent = (
           launched: () =>
             Effect.gen(function* () {
               if (!open) return
-              const notice = missingNotice(yield* cli.detect)
+              const notice = (yield* cli.detect).notice
               if (notice && !cliNoticed.has(hostId)) {
                 cliNoticed.add(hostId)
                 yield* open.live.emitNotice("warning", notice)

@@ -7,10 +7,10 @@
 import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import {
+  type CliTable,
   compareVersions,
   FEATURES,
   makeCliDetector,
-  missingNotice,
   OLDEST_SUPPORTED,
   parseCliVersion,
   supportOf,
@@ -80,10 +80,10 @@ describe("the capability table", () => {
   })
 
   it("says what the user would miss in one notice, with the release that brings it; a flag whose loss is nil says nothing", () => {
-    expect(missingNotice(cli("2.1.332"))).toBeUndefined()
+    expect(cli("2.1.332").notice).toBeUndefined()
     // Before --forward-subagent-text the CLI forwarded subagent text unasked: nothing to tell.
-    expect(missingNotice(cli("2.1.205"))).toBeUndefined()
-    expect(missingNotice(cli("2.1.202"))).toBe(
+    expect(cli("2.1.205").notice).toBeUndefined()
+    expect(cli("2.1.202").notice).toBe(
       `This Claude Code 2.1.202 has no --effort ultracode: ${FEATURES.ultracodeEffort.loss}. Update to 2.1.203 or newer for them.`,
     )
   })
@@ -145,7 +145,7 @@ interface World {
 }
 
 /** An agent whose `claude --version` prints `printed`. */
-const onCli = <A>(printed: string, body: (w: World) => Effect.Effect<A, unknown>) =>
+const onCli = <A>(printed: string, body: (w: World) => Effect.Effect<A, unknown>, cliTable?: CliTable) =>
   Effect.runPromise(
     Effect.gen(function* () {
       const peer = yield* makeFakePeer
@@ -163,7 +163,10 @@ const onCli = <A>(printed: string, body: (w: World) => Effect.Effect<A, unknown>
           npm: () => Effect.succeed({ code: 1, stdout: "", stderr: "offline" }),
         },
       })
-      yield* activate(broker.api, { timeouts: { controlMs: 2_000, cancelMs: 200 } })
+      yield* activate(broker.api, {
+        timeouts: { controlMs: 2_000, cancelMs: 200 },
+        ...(cliTable && { cliTable }),
+      })
       const world: World = { peer, broker, agent: broker.agent("claude"), events: broker.events }
       try {
         return yield* body(world)
@@ -182,45 +185,56 @@ const waitFor = (check: () => boolean, what: string) =>
     }
   })
 
+/** The real table with ultracode moved to a later release than the CLI under test. */
+const LATER_ULTRACODE: CliTable = {
+  oldest: OLDEST_SUPPORTED,
+  features: { ...FEATURES, ultracodeEffort: { ...FEATURES.ultracodeEffort, since: v("2.1.340") } },
+}
+
 const notices = (events: AgentEvent[]) =>
   events.filter((e): e is Extract<AgentEvent, { type: "Notice" }> => e.type === "Notice")
 
 describe("the agent on an older CLI", () => {
-  it("launches 2.1.202 without the flags it lacks, says so once per session, and relaunches the same way", () =>
-    onCli("2.1.202 (Claude Code)", ({ agent, peer, events }) =>
-      Effect.gen(function* () {
-        const info = yield* agent.initialize()
-        expect(info.status).toBe("Ready")
-        const effort = info.options.find((o) => o.id === "effort")
-        expect(effort?.choices?.map((c) => c.value)).not.toContain("ultracode")
-        // The probe the initialize started.
-        const probe = yield* peer.nextProcess
-        yield* probe.respond((yield* probe.expectControl("initialize")).request_id, {})
-        yield* probe.respond((yield* probe.expectControl("get_usage")).request_id, {})
+  it("launches a CLI older than a flag the plugin uses without it, says so once per session, and relaunches the same way", () =>
+    // The case the table is for: the plugin adopts a flag newer than the user's CLI (here, ultracode from 2.1.340).
+    onCli(
+      "2.1.332 (Claude Code)",
+      ({ agent, peer, events }) =>
+        Effect.gen(function* () {
+          const info = yield* agent.initialize()
+          expect(info.status).toBe("Ready")
+          const effort = info.options.find((o) => o.id === "effort")
+          expect(effort?.choices?.map((c) => c.value)).not.toContain("ultracode")
+          // The probe the initialize started.
+          const probe = yield* peer.nextProcess
+          yield* probe.respond((yield* probe.expectControl("initialize")).request_id, {})
+          yield* probe.respond((yield* probe.expectControl("get_usage")).request_id, {})
 
-        const creating = yield* Effect.forkChild(
-          agent.createSession({ sessionId: "s1", cwd: WS, options: { effort: "ultracode" } }),
-        )
-        const proc = yield* peer.nextProcess
-        yield* proc.respond((yield* proc.expectControl("initialize")).request_id, {})
-        yield* Fiber.join(creating)
-        expect(proc.args).not.toContain("--forward-subagent-text")
-        expect(proc.flag("--effort")).toBe("xhigh")
-        yield* waitFor(() => notices(events).length > 0, "the notice")
-        expect(notices(events).map((n) => [n.session_id, n.level, n.text])).toEqual([
-          ["s1", "warning", missingNotice(cli("2.1.202"))],
-        ])
+          const creating = yield* Effect.forkChild(
+            agent.createSession({ sessionId: "s1", cwd: WS, options: { effort: "ultracode" } }),
+          )
+          const proc = yield* peer.nextProcess
+          yield* proc.respond((yield* proc.expectControl("initialize")).request_id, {})
+          yield* Fiber.join(creating)
+          expect(proc.flag("--effort")).toBe("xhigh")
+          expect(proc.args).toContain("--forward-subagent-text")
+          yield* waitFor(() => notices(events).length > 0, "the notice")
+          expect(notices(events).map((n) => [n.session_id, n.level, n.text])).toEqual([
+            ["s1", "warning", supportOf(v("2.1.332"), undefined, LATER_ULTRACODE).notice],
+          ])
+          expect(notices(events)[0]?.text).toContain("This Claude Code 2.1.332 has no --effort ultracode")
 
-        // The process exits; the next prompt relaunches it: same line, no second notice.
-        yield* proc.exit(1)
-        const prompting = yield* Effect.forkChild(agent.prompt({ sessionId: "s1", text: "again" }))
-        const again = yield* peer.nextProcess
-        yield* again.respond((yield* again.expectControl("initialize")).request_id, {})
-        yield* Fiber.join(prompting)
-        expect(again.args).not.toContain("--forward-subagent-text")
-        yield* Effect.sleep(50)
-        expect(notices(events).filter((n) => n.text.startsWith("This Claude Code"))).toHaveLength(1)
-      }),
+          // The process exits; the next prompt relaunches it: same line, no second notice.
+          yield* proc.exit(1)
+          const prompting = yield* Effect.forkChild(agent.prompt({ sessionId: "s1", text: "again" }))
+          const again = yield* peer.nextProcess
+          yield* again.respond((yield* again.expectControl("initialize")).request_id, {})
+          yield* Fiber.join(prompting)
+          expect(again.flag("--effort")).toBe("xhigh")
+          yield* Effect.sleep(50)
+          expect(notices(events).filter((n) => n.text.startsWith("This Claude Code"))).toHaveLength(1)
+        }),
+      LATER_ULTRACODE,
     ))
 
   it("gives 2.1.332 every flag and no notice", () =>
@@ -237,11 +251,11 @@ describe("the agent on an older CLI", () => {
     ))
 
   it("is Unavailable on a CLI below the oldest supported release, and starts no process", () =>
-    onCli("2.1.150 (Claude Code)", ({ agent, broker }) =>
+    onCli("2.1.202 (Claude Code)", ({ agent, broker }) =>
       Effect.gen(function* () {
         const info = yield* agent.initialize()
         expect(info.status).toBe("Unavailable")
-        expect(info.statusMessage).toContain("Claude Code 2.1.150 is too old")
+        expect(info.statusMessage).toContain("Claude Code 2.1.202 is too old")
         expect(info.statusMessage).toContain(`needs ${OLDEST_SUPPORTED.text} or newer`)
         const created = yield* Effect.exit(agent.createSession({ sessionId: "s1", cwd: WS }))
         expect(created._tag).toBe("Failure")

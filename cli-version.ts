@@ -43,12 +43,20 @@ const at = (text: string): CliVersion => parseCliVersion(text) as CliVersion
 
 /**
  * The oldest release the plugin runs: the whole end-to-end suite passes on it
- * (`npm run compat -- 2.1.200`) with the features the table marks missing
- * left out. Older releases are refused rather than half-driven.
+ * (`npm run compat -- 2.1.281`: 20/20). 2.1.276 to 2.1.280 fail one row only
+ * (a subagent's subagent is not nested under its parent task), older ones more
+ * (rewind on 2.1.272, `auth status` without `configDirectory` on 2.1.263,
+ * …), so they are refused rather than half-driven.
  */
-export const OLDEST_SUPPORTED: CliVersion = at("2.1.200")
+export const OLDEST_SUPPORTED: CliVersion = at("2.1.281")
 
-/** What the plugin uses that not every supported release has. */
+/**
+ * What the plugin asks for that some release the table knows lacks. Both
+ * rows are older than OLDEST_SUPPORTED today, so no supported release misses
+ * them; the table is where a flag newer than the oldest supported release
+ * goes when the plugin adopts one, and it keeps the launch line right if the
+ * floor moves down.
+ */
 export type Feature = "forwardSubagentText" | "ultracodeEffort"
 
 export interface FeatureRow {
@@ -60,12 +68,14 @@ export interface FeatureRow {
   readonly loss?: string
 }
 
+export type FeatureTable = { readonly [F in Feature]: FeatureRow }
+
 /**
  * The one capability table. Each `since` was found by reading the option
  * parser of the registry's releases (2.1.197 … 2.1.332) and checked by
  * running the oldest one that has it and the newest one that does not.
  */
-export const FEATURES: { readonly [F in Feature]: FeatureRow } = {
+export const FEATURES: FeatureTable = {
   // Before the flag, subagents' thinking and text were forwarded unasked (seen on 2.1.200 and 2.1.210);
   // from some release on they are not without it (2.1.332). So an older CLI loses nothing: no notice.
   forwardSubagentText: {
@@ -79,6 +89,14 @@ export const FEATURES: { readonly [F in Feature]: FeatureRow } = {
   },
 }
 
+/** The releases the plugin runs and what each has: the table and its floor, a value so tests can pass others. */
+export interface CliTable {
+  readonly oldest: CliVersion
+  readonly features: FeatureTable
+}
+
+export const CLI_TABLE: CliTable = { oldest: OLDEST_SUPPORTED, features: FEATURES }
+
 /** What one CLI can do, as the launch and the options ask it. */
 export interface CliSupport {
   /** undefined: the version could not be read (taken as current). */
@@ -88,16 +106,36 @@ export interface CliSupport {
   readonly has: (feature: Feature) => boolean
   /** Features the table has and this CLI lacks, in table order. */
   readonly missing: ReadonlyArray<Feature>
-  /** Set when the CLI is older than OLDEST_SUPPORTED: the message for `Unavailable`. */
+  /** Set when the CLI is older than the oldest supported release: the message for `Unavailable`. */
   readonly unsupported?: string
+  /** The one notice a session gets when the CLI lacks something the user would miss. */
+  readonly notice?: string
+}
+
+/** "This Claude Code X has no F: loss; …" for the missing features the user would miss. */
+const noticeOf = (
+  version: CliVersion | undefined,
+  missing: ReadonlyArray<Feature>,
+  features: FeatureTable,
+): string | undefined => {
+  const lost = missing.filter((feature) => features[feature].loss !== undefined)
+  if (lost.length === 0) return undefined
+  const parts = lost.map((feature) => `no ${features[feature].flag}: ${features[feature].loss}`)
+  const newest = lost.reduce((a, f) => (compareVersions(features[f].since, features[a].since) > 0 ? f : a))
+  return `This Claude Code${version ? ` ${version.text}` : ""} has ${parts.join("; ")}. Update to ${features[newest].since.text} or newer for them.`
 }
 
 /** A CLI of this version (undefined: unknown, so everything is assumed). */
-export const supportOf = (version: CliVersion | undefined, path?: string): CliSupport => {
-  const missing = (Object.keys(FEATURES) as Feature[]).filter(
-    (feature) => version !== undefined && compareVersions(version, FEATURES[feature].since) < 0,
+export const supportOf = (
+  version: CliVersion | undefined,
+  path?: string,
+  table: CliTable = CLI_TABLE,
+): CliSupport => {
+  const missing = (Object.keys(table.features) as Feature[]).filter(
+    (feature) => version !== undefined && compareVersions(version, table.features[feature].since) < 0,
   )
-  const tooOld = version !== undefined && compareVersions(version, OLDEST_SUPPORTED) < 0
+  const tooOld = version !== undefined && compareVersions(version, table.oldest) < 0
+  const notice = noticeOf(version, missing, table.features)
   return {
     ...(version && { version }),
     ...(path && { path }),
@@ -105,24 +143,15 @@ export const supportOf = (version: CliVersion | undefined, path?: string): CliSu
     missing,
     ...(tooOld && {
       unsupported:
-        `Claude Code ${version.text} is too old: this plugin needs ${OLDEST_SUPPORTED.text} or newer. ` +
+        `Claude Code ${version.text} is too old: this plugin needs ${table.oldest.text} or newer. ` +
         "Update it (the agent's update action, `claude update`, or `npm install -g @anthropic-ai/claude-code@latest`).",
     }),
+    ...(notice && { notice }),
   }
 }
 
 /** Every capability, for a CLI whose version is not known. */
 export const FULL_SUPPORT: CliSupport = supportOf(undefined)
-
-/** The one notice a session gets on a CLI that lacks features it would miss; undefined when it misses none. */
-export const missingNotice = (support: CliSupport): string | undefined => {
-  const lost = support.missing.filter((feature) => FEATURES[feature].loss !== undefined)
-  if (lost.length === 0) return undefined
-  const version = support.version ? ` ${support.version.text}` : ""
-  const parts = lost.map((feature) => `no ${FEATURES[feature].flag}: ${FEATURES[feature].loss}`)
-  const newest = lost.reduce((a, f) => (compareVersions(FEATURES[f].since, FEATURES[a].since) > 0 ? f : a))
-  return `This Claude Code${version} has ${parts.join("; ")}. Update to ${FEATURES[newest].since.text} or newer for them.`
-}
 
 /**
  * Detects the CLI once: `which claude` and `claude --version`, the answer
@@ -135,7 +164,7 @@ export interface CliDetector {
   readonly forget: () => void
 }
 
-export const makeCliDetector = (): CliDetector => {
+export const makeCliDetector = (table: CliTable = CLI_TABLE): CliDetector => {
   let known: CliSupport | undefined
   const detect = Effect.gen(function* () {
     if (known) return known
@@ -144,7 +173,7 @@ export const makeCliDetector = (): CliDetector => {
     const run = yield* process
       .run("claude", ["--version"], { timeoutMs: 30_000 })
       .pipe(Effect.catch(() => Effect.succeed(undefined)))
-    const support = supportOf(run?.code === 0 ? parseCliVersion(run.stdout) : undefined, path)
+    const support = supportOf(run?.code === 0 ? parseCliVersion(run.stdout) : undefined, path, table)
     known = support
     return support
   })

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { type Feature, FEATURES, missingNotice } from "../cli-version.ts"
+import { type Feature, FEATURES } from "../cli-version.ts"
 import { launchArgs } from "../launch.ts"
 import { launchFlags } from "../options.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
@@ -123,7 +123,7 @@ describe(`Claude Code ${version.text}: version and capabilities`, () => {
       .join("")
     expect(said).toBe("First answer.Second answer.")
     // One notice for the session however many runs, naming this version; none when nothing is missing.
-    const expected = missingNotice(support)
+    const expected = support.notice
     expect(noticesOf(w.events(session_id)).map((n) => n.text)).toEqual(expected ? [expected] : [])
     if (expected) expect(expected).toContain(`Claude Code ${version.text} has no`)
   })
