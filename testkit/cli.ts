@@ -163,7 +163,10 @@ export interface StandardArgsOptions {
 /** The stream-json flags every headless session uses, plus session selection. */
 export function standardArgs(o: StandardArgsOptions = {}): string[] {
   // The same protocol head the plugin launches with (launch.ts), and the flag only where the CLI has it.
-  const a = [...PROTOCOL_ARGS, ...(testCliSupport().has("forwardSubagentText") ? ["--forward-subagent-text"] : [])]
+  const a = [
+    ...PROTOCOL_ARGS,
+    ...(testCliSupport().has("forwardSubagentText") ? ["--forward-subagent-text"] : []),
+  ]
   if (o.resume) a.push("--resume", o.resume)
   if (o.resumeSessionAt) a.push("--resume-session-at", o.resumeSessionAt)
   if (o.forkSession) a.push("--fork-session")
