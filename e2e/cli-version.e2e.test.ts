@@ -153,6 +153,8 @@ describe(`Claude Code ${version.text}: version and capabilities`, () => {
             description: "Say hello",
             prompt: "SUB-HELLO: greet",
             subagent_type: "general-purpose",
+            // In the foreground: the CLI may otherwise run it in the background, past the run's end.
+            run_in_background: false,
           }),
         ],
         [text("The subagent greeted.")],
@@ -165,27 +167,23 @@ describe(`Claude Code ${version.text}: version and capabilities`, () => {
     const { session_id } = await createSession(w)
     const run = await promptAndWait(w, session_id, "delegate a greeting")
     expect(run.ended.outcome).toBe("Completed")
-    const events = w.events(session_id)
-    const spawn = ofType(events, "ToolCallStarted").find((e) => e.call.name === "Agent")
-    const taskText = ofType(events, "TextDelta")
-      .filter((e) => e.task_id === spawn?.call.id)
-      .map((e) => e.text)
-      .join("")
-    expect(taskText).toBe("Hello from the subagent.")
-    const args = w.host.processes().find((p) => p.args.includes(session_id))?.args ?? []
-    expect(args.includes("--forward-subagent-text")).toBe(support.has("forwardSubagentText"))
-    // The subagent's words never leak into the main chat.
-    const mainText = ofType(events, "TextDelta")
-      .filter((e) => e.task_id === undefined)
-      .map((e) => e.text)
-      .join("")
-    expect(mainText).toBe("The subagent greeted.")
-    // The task's end can follow the main run's (its task_notification may come after the result).
+    const spawn = ofType(w.events(session_id), "ToolCallStarted").find((e) => e.call.name === "Agent")
     const done = await w.waitFor(
       session_id,
       "Task",
       (e) => e.task.id === spawn?.call.id && e.task.status === "Completed",
     )
     expect(done.task.summary).toBe("Hello from the subagent.")
+    const events = w.events(session_id)
+    const textIn = (task: string | undefined) =>
+      ofType(events, "TextDelta")
+        .filter((e) => e.task_id === task)
+        .map((e) => e.text)
+        .join("")
+    expect(textIn(spawn?.call.id)).toBe("Hello from the subagent.")
+    // The subagent's words never leak into the main chat.
+    expect(textIn(undefined)).toBe("The subagent greeted.")
+    const args = w.host.processes().find((p) => p.args.includes(session_id))?.args ?? []
+    expect(args.includes("--forward-subagent-text")).toBe(support.has("forwardSubagentText"))
   })
 })

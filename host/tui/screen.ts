@@ -28,6 +28,10 @@ export class Screen {
   /** The readline the prompt belongs to. */
   attach(rl: Interface): void {
     this.rl = rl
+    // Node 24's readline throws on prompt() once closed (Node 20 ignored it): forget it at close.
+    rl.once("close", () => {
+      if (this.rl === rl) this.rl = undefined
+    })
   }
 
   /** Write agent or front-end text. */
