@@ -78,10 +78,11 @@ const main = () => {
     rmSync(file, { force: true })
     console.log(`\n=== pass ${index + 1}: ${pass.name}`)
     const started = Date.now()
+    // Under CI the config's own JSON reporter writes VITEST_JSON_REPORT; elsewhere these flags do.
     spawnSync(
       pass.node,
       [vitest, "run", ...pass.args, "--reporter=default", "--reporter=json", `--outputFile.json=${file}`],
-      { cwd: root, stdio: "inherit", env: { ...process.env, ...pass.env } },
+      { cwd: root, stdio: "inherit", env: { ...process.env, ...pass.env, VITEST_JSON_REPORT: file } },
     )
     let report: Report | undefined
     try {
