@@ -8,6 +8,7 @@ import { configDirFor, childEnv } from "./config.ts"
 import type { Account } from "./instances.ts"
 import { type Env, Fs, Process, type ProcessExit, type RunResult } from "./sdk/plugin-api.ts"
 import type { AgentStatus, Maintenance } from "./sdk/protocol.ts"
+import { trimmed } from "./values.ts"
 
 /** A sign-in, sign-out or update that did not happen; `message` is one line for the user. */
 export class AccountError extends Data.TaggedError("AccountError")<{ readonly message: string }> {}
@@ -58,15 +59,13 @@ const PROVIDER_NAMES: Readonly<Record<string, string>> = {
   gateway: "Gateway",
 }
 
-const str = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined)
-
 /** "<email> · <plan>" for a claude.ai login, "API key" for a key, the provider for a cloud. */
 export const describeLogin = (info: Readonly<Record<string, unknown>>): string | undefined => {
-  const email = str(info.email)
-  const method = str(info.authMethod)
-  const provider = str(info.apiProvider)
-  const tier = str(info.planTier)
-  const sub = str(info.subscriptionType)
+  const email = trimmed(info.email)
+  const method = trimmed(info.authMethod)
+  const provider = trimmed(info.apiProvider)
+  const tier = trimmed(info.planTier)
+  const sub = trimmed(info.subscriptionType)
   const plan =
     (tier && tier !== "other" && tier !== "max_other" ? PLAN_NAMES[tier] : undefined) ??
     (sub ? (PLAN_NAMES[sub] ?? `Claude ${sub.charAt(0).toUpperCase()}${sub.slice(1)}`) : undefined)
@@ -106,7 +105,7 @@ export const authStatusFrom = (result: RunResult, configDir: string): AuthStatus
     }
   }
   const info = parsed as Record<string, unknown>
-  const dir = str(info.configDirectory) ?? configDir
+  const dir = trimmed(info.configDirectory) ?? configDir
   if (info.loggedIn === true) {
     const description = describeLogin(info)
     return { status: "Ready", ...(description && { description }), raw: info }

@@ -424,6 +424,63 @@ describe("rollback and fork", () => {
       }),
     ))
 
+  it("lists a chat rewound to nothing under its own id, with the live conversation, the old one hidden", () => {
+    const HOST = "aaaaaaaa-0000-4000-8000-000000000001"
+    const OTHER = "bbbbbbbb-0000-4000-8000-000000000002"
+    const prompt = (uuid: string, text: string) =>
+      `${transcriptLine({ type: "user", uuid, parentUuid: null, message: { role: "user", content: text } })}\n`
+    return test(
+      ({ agent, peer, broker }) =>
+        Effect.gen(function* () {
+          yield* withLaunch(peer, agent.resumeSession({ sessionId: HOST, cwd: WS }))
+          yield* withLaunch(peer, agent.rollback({ sessionId: HOST, itemId: "u1" }))
+          const alias = (broker.storage.get(`session:${HOST}`) as { cli: string }).cli
+          broker.files.set(`${PROJECT}/${alias}.jsonl`, prompt("v1", "the new start"))
+          const page = yield* agent.listSessions({ cwd: WS })
+          expect(page.sessions.map((x) => [x.session_id, x.title]).sort()).toEqual([
+            [HOST, "the new start"],
+            [OTHER, "another chat"],
+          ])
+          // A second rewind to nothing: the first alias's file is left behind too.
+          yield* withLaunch(peer, agent.rollback({ sessionId: HOST, itemId: "v1" }))
+          const second = (broker.storage.get(`session:${HOST}`) as { cli: string }).cli
+          broker.files.set(`${PROJECT}/${second}.jsonl`, prompt("w1", "once more"))
+          const again = yield* agent.listSessions({ cwd: WS })
+          expect(again.sessions.map((x) => [x.session_id, x.title]).sort()).toEqual([
+            [HOST, "once more"],
+            [OTHER, "another chat"],
+          ])
+        }),
+      {
+        files: {
+          [`${PROJECT}/${HOST}.jsonl`]: prompt("u1", "the old start"),
+          [`${PROJECT}/${OTHER}.jsonl`]: prompt("o1", "another chat"),
+        },
+      },
+    )
+  })
+
+  it("lists an alias from before the alias index (older or imported state) under its host id", () => {
+    const HOST = "aaaaaaaa-0000-4000-8000-000000000003"
+    const ALIAS = "cccccccc-0000-4000-8000-000000000004"
+    const prompt = (uuid: string, text: string) =>
+      `${transcriptLine({ type: "user", uuid, parentUuid: null, message: { role: "user", content: text } })}\n`
+    return test(
+      ({ agent }) =>
+        Effect.gen(function* () {
+          const page = yield* agent.listSessions({ cwd: WS })
+          expect(page.sessions.map((x) => [x.session_id, x.title])).toEqual([[HOST, "the live one"]])
+        }),
+      {
+        storage: { [`session:${HOST}`]: { cli: ALIAS, sent: {} } },
+        files: {
+          [`${PROJECT}/${HOST}.jsonl`]: prompt("u1", "the old start"),
+          [`${PROJECT}/${ALIAS}.jsonl`]: prompt("v1", "the live one"),
+        },
+      },
+    )
+  })
+
   it("rewinds by a stored user item's id (readSession), after a resume, and by an older index value", () => {
     const records = [
       transcriptLine({

@@ -99,12 +99,12 @@ describe("the launch line for an older CLI", () => {
   })
 
   it("sends --effort xhigh for ultracode before 2.1.203 (the nearest level it has)", () => {
-    const flags = (version: string) => launchFlags({ effort: "ultracode" }, catalog, cli(version))
+    const flags = (version: string) => launchFlags({ effort: "ultracode" }, catalog, true, cli(version))
     const effortOf = (f: string[]) => f[f.indexOf("--effort") + 1]
     expect(effortOf(flags("2.1.203"))).toBe("ultracode")
     expect(effortOf(flags("2.1.202"))).toBe("xhigh")
     // Other levels go out as they are on any release.
-    expect(launchFlags({ effort: "max" }, catalog, cli("2.1.202"))).toContain("max")
+    expect(launchFlags({ effort: "max" }, catalog, true, cli("2.1.202"))).toContain("max")
   })
 
   it("asks a running older CLI for xhigh without ultracode", () => {

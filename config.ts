@@ -7,6 +7,7 @@ import { parse as shellParse } from "shell-quote"
 import { type Account, FORBIDDEN_ENV } from "./instances.ts"
 import { Env, Fs, Log } from "./sdk/plugin-api.ts"
 import { expandHome, join, normalize } from "./sdk/paths.ts"
+import { isObject } from "./values.ts"
 
 // ---------------------------------------------------------------------------
 // Configuration directory
@@ -185,9 +186,7 @@ export const readJsonObject = (path: string): Effect.Effect<Record<string, unkno
     if (text === null) return undefined
     try {
       const value: unknown = JSON.parse(text)
-      return typeof value === "object" && value !== null && !Array.isArray(value)
-        ? (value as Record<string, unknown>)
-        : undefined
+      return isObject(value) ? value : undefined
     } catch {
       return undefined
     }

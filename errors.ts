@@ -27,6 +27,17 @@ export class ControlRefused extends Data.TaggedError("ControlRefused")<{
   }
 }
 
+/** The CLI answered a control request with a body its schema (wire.ts `ControlAnswers`) rejects. */
+export class ControlAnswerInvalid extends Data.TaggedError("ControlAnswerInvalid")<{
+  readonly subtype: string
+  readonly requestId: string
+  readonly issues: string
+}> {
+  override get message() {
+    return `Claude Code answered ${this.subtype} with an unexpected shape: ${this.issues}`
+  }
+}
+
 /** The CLI process ended (or could not be written to) while something waited on it. */
 export class ProcessExited extends Data.TaggedError("ProcessExited")<{
   readonly code: number | null
@@ -96,6 +107,7 @@ export class Unsupported extends Data.TaggedError("Unsupported")<{ readonly deta
 export type SessionError =
   | ControlTimeout
   | ControlRefused
+  | ControlAnswerInvalid
   | ProcessExited
   | LaunchFailed
   | SessionNotFound

@@ -4,12 +4,16 @@ import {
   agentOptions,
   applyOption,
   appliesAtNextStart,
+  launchedModel,
   launchFlags,
   liveRequests,
   OPTION_IDS,
   optionsRecord,
   parseOptions,
   promptKeywords,
+  refusedBypassFlag,
+  traceEnabled,
+  traceKnobs,
 } from "./options.ts"
 
 const catalog = modelCatalog({
@@ -55,6 +59,7 @@ describe("launchFlags", () => {
     expect(launchFlags({}, catalog)).toEqual([
       "--permission-mode",
       "default",
+      "--allow-dangerously-skip-permissions",
       "--thinking-display",
       "summarized",
     ])
@@ -63,11 +68,23 @@ describe("launchFlags", () => {
     ["supervised", ["--permission-mode", "default"]],
     ["accept_edits", ["--permission-mode", "acceptEdits"]],
     ["auto", ["--permission-mode", "auto"]],
-    ["full", ["--permission-mode", "bypassPermissions", "--allow-dangerously-skip-permissions"]],
-  ] as const)("maps approval %s", (approval, expected) => {
-    const flags = launchFlags({ approval }, catalog)
-    expect(flags.slice(0, expected.length)).toEqual(expected)
-    expect(flags.includes("--allow-dangerously-skip-permissions")).toBe(approval === "full")
+    ["full", ["--permission-mode", "bypassPermissions"]],
+  ] as const)(
+    "maps approval %s, allowing a live switch to full whenever the CLI allows it",
+    (approval, expected) => {
+      const flags = launchFlags({ approval }, catalog)
+      expect(flags.slice(0, expected.length)).toEqual(expected)
+      expect(flags.includes("--allow-dangerously-skip-permissions")).toBe(true)
+      expect(launchFlags({ approval }, catalog, false)).not.toContain("--allow-dangerously-skip-permissions")
+    },
+  )
+  it("reads the CLI's refusal of the allow flag (root without IS_SANDBOX) from its stderr", () => {
+    expect(
+      refusedBypassFlag(
+        "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons",
+      ),
+    ).toBe(true)
+    expect(refusedBypassFlag("Error: No message found with message.uuid of: x")).toBe(false)
   })
   it("passes the versioned model for a stored alias, effort, thinking off and fast mode", () => {
     expect(launchFlags({ model: "opus", effort: "max", thinking: false, fastMode: true }, catalog)).toEqual([
@@ -77,6 +94,7 @@ describe("launchFlags", () => {
       "max",
       "--permission-mode",
       "default",
+      "--allow-dangerously-skip-permissions",
       "--thinking",
       "disabled",
       "--settings",
@@ -95,6 +113,7 @@ describe("launchFlags", () => {
       "claude-haiku-4-5",
       "--permission-mode",
       "default",
+      "--allow-dangerously-skip-permissions",
       "--thinking-display",
       "summarized",
     ])
@@ -115,6 +134,13 @@ describe("liveRequests", () => {
       { subtype: "set_model", model: "claude-opus-5-5" },
     ])
     expect(liveRequests("model", "default", {}, catalog)).toEqual([{ subtype: "set_model" }])
+  })
+  it("model with ultracode chosen → set_model, then ultracode asked for again on the new model", () => {
+    expect(liveRequests("model", "opus", { effort: "ultracode" }, catalog)).toEqual([
+      { subtype: "set_model", model: "claude-opus-5-5" },
+      { subtype: "apply_flag_settings", settings: { effortLevel: "xhigh", ultracode: true } },
+    ])
+    expect(liveRequests("model", "opus", { effort: "high" }, catalog)).toHaveLength(1)
   })
   it("approval → set_permission_mode", () => {
     expect(liveRequests("approval_mode", "accept_edits", {})).toEqual([
@@ -149,9 +175,17 @@ describe("agentOptions", () => {
   const byId = (settings?: Record<string, unknown>) =>
     Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
 
-  it("declares model, effort, approval, thinking and fast mode", () => {
+  it("declares model, effort, approval, thinking, fast mode and Agent Trace", () => {
     const options = byId()
-    expect(Object.keys(options)).toEqual(["model", "effort", "approval_mode", "thinking", "fast_mode"])
+    expect(Object.keys(options)).toEqual([
+      "model",
+      "effort",
+      "approval_mode",
+      "thinking",
+      "fast_mode",
+      "agent_trace",
+    ])
+    expect(options.agent_trace).toMatchObject({ kind: "toggle", default: true })
     expect(options.model?.default).toBe("claude-opus-5-5")
     expect(options.model?.choices?.map((c) => c.value)).not.toContain("default")
     expect(options.approval_mode?.default).toBe("supervised")
@@ -196,5 +230,34 @@ describe("promptKeywords", () => {
     expect(promptKeywords(undefined).map((k) => k.word)).toEqual(["ultracode"])
     expect(promptKeywords({ workflowKeywordTriggerEnabled: false })).toEqual([])
     expect(promptKeywords({ enableWorkflows: false })).toEqual([])
+  })
+})
+
+describe("Agent Trace option and knobs", () => {
+  it("reads the option as a boolean and gives it back", () => {
+    expect(parseOptions({ agent_trace: false })).toEqual({ agentTrace: false })
+    expect(parseOptions({ agent_trace: "off" })).toEqual({ agentTrace: false })
+    expect(optionsRecord({ agentTrace: false })).toEqual({ agent_trace: false })
+    expect(applyOption({ agentTrace: false }, "agent_trace", true)).toEqual({ agentTrace: true })
+  })
+  it("is on by default; the knob or the option turns it off", () => {
+    expect(traceKnobs({})).toEqual({ enabled: true, push: false, pushTimeoutMs: 8_000 })
+    expect(traceEnabled({}, traceKnobs({}))).toBe(true)
+    expect(traceEnabled({ agentTrace: false }, traceKnobs({}))).toBe(false)
+    expect(traceEnabled({ agentTrace: true }, traceKnobs({ CLAUDE_AGENT_TRACE: "0" }))).toBe(false)
+  })
+  it("pushes only when asked, within the knob's deadline (a bad value keeps the default)", () => {
+    expect(
+      traceKnobs({ CLAUDE_AGENT_TRACE_PUSH: "1", CLAUDE_AGENT_TRACE_PUSH_TIMEOUT_MS: "2500" }),
+    ).toMatchObject({
+      push: true,
+      pushTimeoutMs: 2_500,
+    })
+    expect(traceKnobs({ CLAUDE_AGENT_TRACE_PUSH_TIMEOUT_MS: "soon" }).pushTimeoutMs).toBe(8_000)
+  })
+  it("names the launched model: the option's versioned id, else the default", () => {
+    expect(launchedModel({}, catalog)).toBe("claude-opus-5-5")
+    expect(launchedModel({ model: "opus" }, catalog)).toBe("claude-opus-5-5")
+    expect(launchedModel({ model: "my-model" }, catalog)).toBe("my-model")
   })
 })

@@ -1,11 +1,14 @@
 /**
  * The composer options: model, effort (ultracode after max), approval mode,
- * thinking and fast mode. What they become at launch (flags) and live
- * (control requests), and how the agent declares them.
+ * thinking, fast mode and Agent Trace. What they become at launch (flags) and
+ * live (control requests), and how the agent declares them; and the Agent
+ * Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the option can only narrow.
  */
 import { type CliSupport, FULL_SUPPORT } from "./cli-version.ts"
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
+import { trimmed } from "./values.ts"
+import type { ControlSubtype } from "./wire.ts"
 
 // ---------------------------------------------------------------------------
 // Ids and values
@@ -16,6 +19,7 @@ export const OPTION_IDS = {
   approval: "approval_mode",
   thinking: "thinking",
   fastMode: "fast_mode",
+  agentTrace: "agent_trace",
 } as const
 
 export type ApprovalMode = "supervised" | "accept_edits" | "auto" | "full"
@@ -44,6 +48,8 @@ export interface SessionOptions {
   readonly approval?: ApprovalMode
   readonly thinking?: boolean
   readonly fastMode?: boolean
+  /** Agent Trace notes for this session's commits (unset: on). */
+  readonly agentTrace?: boolean
 }
 
 /** The settings that switch workflows (and so ultracode) on and off. */
@@ -65,26 +71,25 @@ const asBoolean = (value: unknown): boolean | undefined => {
   return undefined
 }
 
-const asText = (value: unknown): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? value.trim() : undefined
-
 const isApproval = (value: unknown): value is ApprovalMode =>
   typeof value === "string" && (APPROVAL_MODES as ReadonlyArray<string>).includes(value)
 
 /** The host's option record → typed options; unknown or malformed values are dropped. */
 export const parseOptions = (record: Readonly<Record<string, unknown>> | undefined): SessionOptions => {
   if (!record) return {}
-  const model = asText(record[OPTION_IDS.model])
-  const effort = asText(record[OPTION_IDS.effort])?.toLowerCase()
+  const model = trimmed(record[OPTION_IDS.model])
+  const effort = trimmed(record[OPTION_IDS.effort])?.toLowerCase()
   const approval = record[OPTION_IDS.approval]
   const thinking = asBoolean(record[OPTION_IDS.thinking])
   const fastMode = asBoolean(record[OPTION_IDS.fastMode])
+  const agentTrace = asBoolean(record[OPTION_IDS.agentTrace])
   return {
     ...(model !== undefined && { model }),
     ...(effort !== undefined && effort !== "default" && { effort }),
     ...(isApproval(approval) && { approval }),
     ...(thinking !== undefined && { thinking }),
     ...(fastMode !== undefined && { fastMode }),
+    ...(agentTrace !== undefined && { agentTrace }),
   }
 }
 
@@ -95,6 +100,7 @@ export const optionsRecord = (opts: SessionOptions): Record<string, string | boo
   ...(opts.approval !== undefined && { [OPTION_IDS.approval]: opts.approval }),
   ...(opts.thinking !== undefined && { [OPTION_IDS.thinking]: opts.thinking }),
   ...(opts.fastMode !== undefined && { [OPTION_IDS.fastMode]: opts.fastMode }),
+  ...(opts.agentTrace !== undefined && { [OPTION_IDS.agentTrace]: opts.agentTrace }),
 })
 
 /** One option changed; other values kept. An unusable value clears that option. */
@@ -106,6 +112,17 @@ export const applyOption = (opts: SessionOptions, optionId: string, value: unkno
 // ---------------------------------------------------------------------------
 // Launch
 
+/** Lets a running session switch to `bypassPermissions` (without it the CLI answers `bypass_not_launched`). */
+export const ALLOW_BYPASS_FLAG = "--allow-dangerously-skip-permissions"
+
+/**
+ * Did the CLI refuse to start because of that flag? 2.1.332 as root without
+ * `IS_SANDBOX=1` exits 1 with "--dangerously-skip-permissions cannot be used
+ * with root/sudo privileges for security reasons". The plugin cannot see its
+ * user id, so it learns this from the first launch.
+ */
+export const refusedBypassFlag = (stderr: string): boolean => stderr.includes("root/sudo")
+
 /** Does `effort` apply to this model? Unknown models take any known level. */
 const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
   const levels = model?.efforts
@@ -114,19 +131,30 @@ const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
   return levels.includes(effort)
 }
 
+/**
+ * The options as a workspace whose settings turn dynamic workflows off can
+ * run them: ultracode (xhigh plus workflows) becomes plain xhigh.
+ */
+export const withinWorkflowSwitch = (opts: SessionOptions, workflowsOn: boolean): SessionOptions =>
+  workflowsOn || opts.effort !== ULTRACODE ? opts : { ...opts, effort: "xhigh" }
+
 /** The value `--model` / `set_model` gets: the versioned id when known, else as stored. */
 export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): string =>
   resolveModel(value, catalog)?.value ?? value
 
 /**
  * The option flags of a launch. Approval always goes out (unset → `default`,
- * the strictest). Thinking on shows summarized reasoning; off asks the CLI
- * to disable it (models that cannot turn it off keep thinking). A CLI
- * without ultracode gets its nearest level, xhigh.
+ * the strictest). `--allow-dangerously-skip-permissions` goes on every launch
+ * the CLI allows it (`allowBypass`: not as root without `IS_SANDBOX`), so
+ * Full access can be chosen live on a session launched in another mode.
+ * Thinking on shows summarized reasoning; off asks the CLI to disable it
+ * (models that cannot turn it off keep thinking). A CLI without ultracode
+ * gets its nearest level, xhigh.
  */
 export const launchFlags = (
   opts: SessionOptions,
   catalog: ReadonlyArray<ModelEntry>,
+  allowBypass = true,
   cli: CliSupport = FULL_SUPPORT,
 ): string[] => {
   const flags: string[] = []
@@ -136,7 +164,7 @@ export const launchFlags = (
   const effort = opts.effort === ULTRACODE && !cli.has("ultracodeEffort") ? "xhigh" : opts.effort
   if (effort && effortFits(effort, model)) flags.push("--effort", effort)
   flags.push("--permission-mode", permissionModeFor(opts.approval))
-  if (opts.approval === "full") flags.push("--allow-dangerously-skip-permissions")
+  if (allowBypass) flags.push(ALLOW_BYPASS_FLAG)
   if (opts.thinking === false) flags.push("--thinking", "disabled")
   else flags.push("--thinking-display", "summarized")
   if (opts.fastMode === true && (model === undefined || model.supportsFastMode === true))
@@ -147,7 +175,7 @@ export const launchFlags = (
 // ---------------------------------------------------------------------------
 // Live changes
 
-export type ControlRequest = { readonly subtype: string; readonly [key: string]: unknown }
+export type ControlRequest = { readonly subtype: ControlSubtype; readonly [key: string]: unknown }
 
 /** Options that only apply when the process next starts (nothing to send live). */
 export const appliesAtNextStart = (optionId: string): boolean => optionId === OPTION_IDS.thinking
@@ -175,20 +203,23 @@ export const liveRequests = (
 ): ControlRequest[] => {
   switch (optionId) {
     case OPTION_IDS.model: {
-      const model = asText(value)
+      const model = trimmed(value)
       // No model: back to the CLI's default.
-      return [
+      const setModel: ControlRequest =
         model && model !== "default"
           ? { subtype: "set_model", model: modelValue(model, catalog) }
-          : { subtype: "set_model" },
-      ]
+          : { subtype: "set_model" }
+      // A launch on a model without xhigh left ultracode off: ask again on the new model.
+      return opts.effort === ULTRACODE
+        ? [setModel, { subtype: "apply_flag_settings", settings: effortSettings(ULTRACODE, cli) }]
+        : [setModel]
     }
     case OPTION_IDS.approval:
       return [
         { subtype: "set_permission_mode", mode: permissionModeFor(isApproval(value) ? value : undefined) },
       ]
     case OPTION_IDS.effort: {
-      const effort = asText(value)?.toLowerCase() ?? opts.effort
+      const effort = trimmed(value)?.toLowerCase() ?? opts.effort
       return [{ subtype: "apply_flag_settings", settings: effortSettings(effort, cli) }]
     }
     case OPTION_IDS.fastMode:
@@ -295,8 +326,49 @@ export const agentOptions = (
   })
   if (catalog.some((m) => m.supportsFastMode === true))
     options.push({ id: OPTION_IDS.fastMode, label: "Fast mode", kind: "toggle", default: false })
+  options.push({ id: OPTION_IDS.agentTrace, label: "Agent Trace notes", kind: "toggle", default: true })
   return options
 }
+
+/** The model a launch runs: the option's versioned id, else the catalog's default. */
+export const launchedModel = (
+  opts: SessionOptions,
+  catalog: ReadonlyArray<ModelEntry>,
+): string | undefined =>
+  opts.model ? (resolveModel(opts.model, catalog)?.value ?? opts.model) : defaultModel(catalog)?.value
+
+// ---------------------------------------------------------------------------
+// Agent Trace knobs (login environment, read at each use)
+
+export const TRACE_KNOBS = {
+  /** `0`/`false`/`no`/`off` turns Agent Trace off for every session. */
+  enabled: "CLAUDE_AGENT_TRACE",
+  /** `1`/`true`/`yes`/`on` pushes the notes after each `git push` the agent runs. */
+  push: "CLAUDE_AGENT_TRACE_PUSH",
+  /** The deadline of all git calls of one notes push, in ms (default 8000). */
+  pushTimeoutMs: "CLAUDE_AGENT_TRACE_PUSH_TIMEOUT_MS",
+} as const
+
+export interface TraceKnobs {
+  readonly enabled: boolean
+  readonly push: boolean
+  readonly pushTimeoutMs: number
+}
+
+export const DEFAULT_PUSH_TIMEOUT_MS = 8_000
+
+export const traceKnobs = (env: Readonly<Record<string, string | undefined>>): TraceKnobs => {
+  const timeout = Number(env[TRACE_KNOBS.pushTimeoutMs])
+  return {
+    enabled: asBoolean(env[TRACE_KNOBS.enabled]) !== false,
+    push: asBoolean(env[TRACE_KNOBS.push]) === true,
+    pushTimeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_PUSH_TIMEOUT_MS,
+  }
+}
+
+/** Agent Trace is on unless the knob or the session's option turns it off. */
+export const traceEnabled = (opts: SessionOptions, knobs: TraceKnobs): boolean =>
+  knobs.enabled && opts.agentTrace !== false
 
 /**
  * Words in a prompt that change how a turn runs: `ultracode`, unless its

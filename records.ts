@@ -7,7 +7,8 @@
  * the same classification the live mapper uses.
  */
 import type { ToolCall, TranscriptItem } from "./sdk/protocol.ts"
-import { describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "./tools.ts"
+import { applyTaskTool, describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "./tools.ts"
+import { asString, isObject } from "./values.ts"
 
 /** A stored record as read from a transcript line: a JSON object, fields unchecked. */
 export type StoredRecord = Readonly<Record<string, unknown>>
@@ -16,11 +17,6 @@ export interface RecordOptions {
   /** The task (subagent) these records ran in: set on every item. */
   readonly taskId?: string
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 
 /** The record's `message.content` as a block list (a plain string becomes one text block). */
 export const contentBlocks = (record: StoredRecord): ReadonlyArray<Record<string, unknown>> => {
@@ -42,12 +38,18 @@ export const recordText = (record: StoredRecord): string =>
 export const isInterruptText = (text: string): boolean =>
   text.trimStart().startsWith("[Request interrupted by user")
 
-/** The end of a background task, queued into the conversation by the CLI. */
-export const isTaskNotification = (record: StoredRecord): boolean => {
-  const origin = record.origin
-  if (isObject(origin) && origin.kind === "task-notification") return true
-  return recordText(record).trimStart().startsWith("<task-notification>")
-}
+/**
+ * The end of a background task, queued into the conversation by the CLI: its
+ * origin says so, or its text opens with `<task-notification>`. Live frames
+ * and stored records both ask this.
+ */
+export const isTaskNotificationText = (text: string, origin: unknown): boolean =>
+  (isObject(origin) && origin.kind === "task-notification") ||
+  text.trimStart().startsWith("<task-notification>")
+
+/** A stored record that is a task notification. */
+export const isTaskNotification = (record: StoredRecord): boolean =>
+  isTaskNotificationText(recordText(record), record.origin)
 
 /** Text the CLI adds for the model or the harness, never typed by the user. */
 const isHarnessText = (text: string): boolean => {
@@ -68,6 +70,32 @@ const commandText = (text: string): string | undefined => {
   const args = /<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1]?.trim()
   const slash = name.startsWith("/") ? name : `/${name}`
   return args ? `${slash} ${args}` : slash
+}
+
+/**
+ * The CLI's records of control requests: a set_model is stored as a command
+ * `/model <name>` after a `<local-command-caveat>` meta record ("The command
+ * below was run directly in Claude Code, not sent to you as a request"), its
+ * output in a `<local-command-stdout>` record. Nobody typed it, so it is no
+ * prompt of the chat. A command the user typed (`/compact`) is stored the same
+ * way but carries `turnAttributionKey` (CLI 2.1.332: a control request's
+ * record has none), and stays. Their uuids, from records in chain order.
+ */
+export const localCommandUuids = (records: ReadonlyArray<unknown>): ReadonlySet<string> => {
+  const found = new Set<string>()
+  let caveat: string | undefined
+  for (const raw of records) {
+    if (!isObject(raw) || raw.type !== "user") continue
+    const record = raw as StoredRecord
+    const text = recordText(record).trimStart()
+    const uuid = asString(record.uuid)
+    if (record.isMeta === true && text.startsWith("<local-command-caveat>")) caveat = uuid
+    else if (caveat !== undefined && record.parentUuid === caveat && text.startsWith("<command-name>")) {
+      if (uuid !== undefined && record.turnAttributionKey === undefined) found.add(uuid)
+      caveat = undefined
+    } else caveat = undefined
+  }
+  return found
 }
 
 /**
@@ -133,11 +161,12 @@ export const recordsToItems = (
   /** The task list the TaskCreate/TaskUpdate/TaskList tools keep: a plan whenever it changes. */
   const tasks = new TaskList()
   const tag = options.taskId === undefined ? {} : { task_id: options.taskId }
+  const localCommands = localCommandUuids(records)
 
   for (const raw of records) {
     if (!isObject(raw)) continue
     const record = raw as StoredRecord
-    const uuid = str(record.uuid)
+    const uuid = asString(record.uuid)
     if (uuid === undefined) continue
     let n = 0
     /** One record may give several items: the first keeps the uuid, later ones get a suffix. */
@@ -151,14 +180,14 @@ export const recordsToItems = (
       }
       for (const block of contentBlocks(record)) {
         if (block.type === "text") {
-          const text = str(block.text) ?? ""
+          const text = asString(block.text) ?? ""
           if (text.trim() !== "") items.push({ type: "assistant", id: nextId(), text, ...tag })
         } else if (block.type === "thinking") {
-          const text = str(block.thinking) ?? ""
+          const text = asString(block.thinking) ?? ""
           if (text.trim() !== "") items.push({ type: "reasoning", id: nextId(), text, ...tag })
         } else if (block.type === "tool_use" || block.type === "server_tool_use") {
-          const id = str(block.id)
-          const name = str(block.name)
+          const id = asString(block.id)
+          const name = asString(block.name)
           if (id === undefined || name === undefined) continue
           const input = block.input ?? {}
           const described = describeToolCall(name, input)
@@ -175,8 +204,7 @@ export const recordsToItems = (
           if (name === "TodoWrite") {
             const entries = planFromTodoWrite(input)
             if (entries) items.push({ type: "plan", id: nextId(), entries, ...tag })
-          } else if (name === "TaskUpdate" && tasks.updated(input))
-            items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
+          }
         }
       }
       continue
@@ -190,7 +218,7 @@ export const recordsToItems = (
     const blocks = contentBlocks(record)
     const results = blocks.filter((b) => b.type === "tool_result")
     for (const result of results) {
-      const toolUseId = str(result.tool_use_id)
+      const toolUseId = asString(result.tool_use_id)
       const at = toolUseId === undefined ? undefined : calls.get(toolUseId)
       const item = at === undefined ? undefined : items[at]
       if (at === undefined || item?.type !== "tool_call") continue
@@ -198,10 +226,7 @@ export const recordsToItems = (
       const structured = results.length === 1 ? record.toolUseResult : undefined
       const outcome = toolResultOf(result.content, structured, result.is_error === true, item.call.name)
       items[at] = { ...item, call: { ...item.call, ...outcome } }
-      const changed =
-        outcome.status === "Completed" &&
-        ((item.call.name === "TaskCreate" && tasks.created(item.call.input, structured)) ||
-          (item.call.name === "TaskList" && tasks.listed(structured)))
+      const changed = applyTaskTool(tasks, item.call.name, item.call.input, structured, outcome.status)
       if (changed) items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
     }
     if (results.length > 0) continue
@@ -210,7 +235,7 @@ export const recordsToItems = (
       items.push({ type: "notice", id: nextId(), level: "info", text: "Stopped." })
       continue
     }
-    const prompt = promptOf(record)
+    const prompt = localCommands.has(uuid) ? null : promptOf(record)
     if (prompt === null) continue
     items.push({
       type: "user",

@@ -13,15 +13,13 @@
 import { indexOfBytes, lastIndexOfBytes, type Needle, needle, startsWith, stringEnd } from "./bytes.ts"
 import { promptOf, type StoredRecord } from "./records.ts"
 import type { SessionSummary } from "./sdk/protocol.ts"
+import { notBlank } from "./values.ts"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** The lenient decoder: a character split by a read's cut becomes U+FFFD, which `trimCut` drops. */
 const decoder = new TextDecoder()
 const encoder = new TextEncoder()
-
-const nonEmpty = (value: unknown): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? value : undefined
 
 // ---------------------------------------------------------------------------
 // Values out of raw JSON bytes
@@ -122,10 +120,10 @@ export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean):
   while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
     if (startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)) {
       const record = lineAt(bytes, at, cutStart, cutEnd)
-      if (record?.type === "custom-title") found.custom ??= nonEmpty(record.customTitle)
+      if (record?.type === "custom-title") found.custom ??= notBlank(record.customTitle)
     } else if (startsWith(bytes, AI_TITLE_KEY, at - 3)) {
       const record = lineAt(bytes, at, cutStart, cutEnd)
-      if (record?.type === "ai-title") found.ai ??= nonEmpty(record.aiTitle)
+      if (record?.type === "ai-title") found.ai ??= notBlank(record.aiTitle)
     }
     at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
   }
@@ -296,6 +294,23 @@ export interface FileFacts {
   readonly birthtimeMs: number
 }
 
+/** What a chat's title may come from, each the newest of its kind. */
+export interface TitleSources {
+  /** The rename's title file beside the session (`custom-title.json`). */
+  readonly sidecar?: string | undefined
+  readonly custom?: string | undefined
+  readonly ai?: string | undefined
+  /** The first line of the first prompt. */
+  readonly prompt?: string | undefined
+}
+
+/**
+ * A chat's title, by priority: the rename's file, a custom title, an AI
+ * title, then the first prompt's first line. The one rule of list_sessions
+ * and read_session, so a chat is called the same in both.
+ */
+export const chatTitle = (t: TitleSources): string | undefined => t.sidecar ?? t.custom ?? t.ai ?? t.prompt
+
 /**
  * The list entry, or null when the file has no title at all (no prompt, no
  * title record: not a conversation). Titles by priority: the rename's title
@@ -309,7 +324,12 @@ export const summaryOf = (
   tail: TailFacts,
   sidecar: string | undefined,
 ): SessionSummary | null => {
-  const title = sidecar ?? tail.custom ?? headTitles.custom ?? tail.ai ?? headTitles.ai ?? head.prompt
+  const title = chatTitle({
+    sidecar,
+    custom: tail.custom ?? headTitles.custom,
+    ai: tail.ai ?? headTitles.ai,
+    prompt: head.prompt,
+  })
   if (title === undefined) return null
   const branch = tail.branch ?? head.branch
   const cwd = head.cwd ?? tail.cwd
@@ -360,7 +380,7 @@ export const endsFacts = (head: Uint8Array, tail: Uint8Array, size: number): End
 export const titleOfSidecar = (text: string | null): string | undefined => {
   if (text === null) return undefined
   try {
-    return nonEmpty((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
+    return notBlank((JSON.parse(text) as { customTitle?: unknown } | null)?.customTitle)
   } catch {
     return undefined
   }

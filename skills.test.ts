@@ -82,6 +82,22 @@ describe("readSkills", () => {
     expect(warning?.message).toContain("proj")
   })
 
+  it("reads the project's .claude/settings.json and settings.local.json over the user's, under the administrator's", async () => {
+    const broker = world({
+      [`${cfg}/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "off", proj: "off" } }),
+      [`${ws}/.claude/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "on", manual: "off" } }),
+      [`${ws}/.claude/settings.local.json`]: JSON.stringify({
+        skillOverrides: { proj: "user-invocable-only" },
+      }),
+      "/etc/claude-code/managed-settings.json": JSON.stringify({ skillOverrides: { clash: "off" } }),
+    })
+    const skills = byName(await run(broker, readSkills(cfg, ws)))
+    expect(skills.alpha).toBeDefined()
+    expect(skills.manual).toBeUndefined()
+    expect(skills.proj).toMatchObject({ manual_only: true })
+    expect(skills.clash).toBeUndefined()
+  })
+
   it("lets the administrator's managed settings win over the user's", async () => {
     const broker = world({
       [`${cfg}/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "on" } }),
@@ -153,5 +169,11 @@ describe("promptWithSkill", () => {
   it("sends only the text without a skill, and only the skill without text", () => {
     expect(promptWithSkill("hello", undefined, undefined)).toEqual([{ type: "text", text: "hello" }])
     expect(promptWithSkill("", [], "/simplify")).toEqual([{ type: "text", text: "/simplify" }])
+  })
+  it("an empty prompt with no skill and no image is still one text block, as on the default path", () => {
+    expect(promptWithSkill("", undefined, undefined)).toEqual([{ type: "text", text: "" }])
+    expect(promptWithSkill("", [], undefined)).toEqual([{ type: "text", text: "" }])
+    // With an image the image alone is the message.
+    expect(promptWithSkill("", [{ media_type: "image/png", data: "AAAA" }], undefined)).toHaveLength(1)
   })
 })

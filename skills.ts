@@ -1,7 +1,8 @@
 /**
  * Skills: SKILL.md files from the account's configuration directory and the
  * workspace, their front matter, and the `skillOverrides` settings of the
- * user and the administrator. Also how a picked skill rides in a prompt.
+ * user, the project (`.claude/settings.json`, `.claude/settings.local.json`)
+ * and the administrator. Also how a picked skill rides in a prompt.
  */
 import { Effect } from "effect"
 import { parse as parseYaml } from "yaml"
@@ -106,13 +107,22 @@ const readOverrides = (path: string) =>
     return {}
   })
 
-/** User overrides with the administrator's over them. */
-export const readSkillOverrides = (configDir: string): Effect.Effect<SkillOverrides, never, Fs | Log> =>
+/**
+ * The overrides as the CLI layers them: the user's, the workspace's project
+ * and local settings over them, the administrator's over everything. Each
+ * file is validated whole on its own.
+ */
+export const readSkillOverrides = (
+  configDir: string,
+  workspace?: string,
+): Effect.Effect<SkillOverrides, never, Fs | Log> =>
   Effect.gen(function* () {
-    const user = yield* readOverrides(join(configDir, "settings.json"))
-    const managed: SkillOverrides = {}
-    for (const path of MANAGED_SETTINGS_PATHS) Object.assign(managed, yield* readOverrides(path))
-    return { ...user, ...managed }
+    const layered: SkillOverrides = { ...(yield* readOverrides(join(configDir, "settings.json"))) }
+    if (workspace)
+      for (const name of ["settings.json", "settings.local.json"])
+        Object.assign(layered, yield* readOverrides(join(workspace, ".claude", name)))
+    for (const path of MANAGED_SETTINGS_PATHS) Object.assign(layered, yield* readOverrides(path))
+    return layered
   })
 
 /**
@@ -126,7 +136,7 @@ export const readSkills = (
   cliCommands?: ReadonlyArray<CliCommand>,
 ): Effect.Effect<SkillInfo[], never, Fs | Log> =>
   Effect.gen(function* () {
-    const overrides = yield* readSkillOverrides(configDir)
+    const overrides = yield* readSkillOverrides(configDir, workspace)
     const found = [
       ...(yield* readSkillDir(join(configDir, "skills"), "user")),
       ...(workspace ? yield* readSkillDir(join(workspace, ".claude", "skills"), "project") : []),
@@ -191,8 +201,9 @@ export const promptWithSkill = (
     type: "image" as const,
     source: { type: "base64" as const, media_type: image.media_type, data: image.data },
   }))
-  if (text.trim() !== "") blocks.push({ type: "text", text })
   const name = skill?.trim().replace(/^\//, "")
+  // A message with no block at all is refused by the CLI: an empty prompt is still one text block.
+  if (text.trim() !== "" || (blocks.length === 0 && !name)) blocks.push({ type: "text", text })
   if (name) blocks.push({ type: "text", text: `/${name}` })
   return blocks
 }

@@ -5,6 +5,9 @@
  * host's id (after a rewind to nothing), and `sent`, which user record each
  * host prompt became, so rollback can find the record to resume before.
  *
+ * `options` are the session's option values as last accepted (the host's
+ * record), so a fork of a chat that is not open in this process keeps them.
+ *
  * `sent` values are the record's uuid (the UUID the prompt was sent with on
  * stdin: the CLI stores it as the record's uuid). Older versions, and the
  * Rust plugin, kept the prompt's index among the conversation's prompts
@@ -21,6 +24,7 @@ export type SentRecord = z.infer<typeof SentRecord>
 export const SessionState = z.object({
   cli: z.string().optional(),
   sent: z.record(z.string(), SentRecord).default({}),
+  options: z.record(z.string(), z.union([z.string(), z.boolean()])).optional(),
 })
 export type SessionState = z.infer<typeof SessionState>
 
@@ -43,8 +47,11 @@ export const loadSessionState = (hostId: string): Effect.Effect<SessionState, ne
 
 export const saveSessionState = (hostId: string, state: SessionState): Effect.Effect<void, never, Storage> =>
   Effect.gen(function* () {
-    const value: SessionState =
-      state.cli === undefined ? { sent: state.sent } : { cli: state.cli, sent: state.sent }
+    const value: SessionState = {
+      ...(state.cli !== undefined && { cli: state.cli }),
+      sent: state.sent,
+      ...(state.options !== undefined && { options: state.options }),
+    }
     yield* (yield* Storage).set(sessionKey(hostId), value)
   })
 
@@ -63,10 +70,75 @@ export const rememberSent = (
     yield* saveSessionState(hostId, { ...state, sent: { ...state.sent, [itemId]: uuid } })
   })
 
+/**
+ * Every alias ever given, by host session: `{ <host id>: [<cli id>…] }`, the
+ * last one current. The session list reads it once (not every session's
+ * state) to show the live conversation under the host's id and hide the
+ * transcripts a rewind to nothing left behind.
+ */
+export const ALIASES_KEY = "session-aliases"
+const AliasIndex = z.record(z.string(), z.array(z.string()))
+
+/** How the list names stored conversations: `rename` (CLI id → host id), `hidden` (left behind). */
+export interface ListAliases {
+  readonly rename: ReadonlyMap<string, string>
+  readonly hidden: ReadonlySet<string>
+}
+
+/**
+ * The index; when there is none yet, built once from every stored session
+ * state (aliases from before the index, and the Rust plugin's imported ones).
+ */
+const loadAliasIndex = (): Effect.Effect<Record<string, string[]>, never, Storage | Log> =>
+  Effect.gen(function* () {
+    const storage = yield* Storage
+    const stored = yield* storage.get(ALIASES_KEY)
+    const parsed = AliasIndex.safeParse(stored)
+    if (parsed.success) return parsed.data
+    const index: Record<string, string[]> = {}
+    for (const key of yield* storage.keys) {
+      if (!key.startsWith("session:")) continue
+      const hostId = key.slice("session:".length)
+      const { cli } = yield* loadSessionState(hostId)
+      if (cli !== undefined && cli !== hostId) index[hostId] = [cli]
+    }
+    yield* storage.set(ALIASES_KEY, index)
+    return index
+  })
+
+export const listAliases = (): Effect.Effect<ListAliases, never, Storage | Log> =>
+  Effect.map(loadAliasIndex(), (index) => {
+    const rename = new Map<string, string>()
+    const hidden = new Set<string>()
+    for (const [hostId, clis] of Object.entries(index)) {
+      const current = clis[clis.length - 1]
+      if (current === undefined) continue
+      rename.set(current, hostId)
+      hidden.add(hostId)
+      for (const old of clis.slice(0, -1)) hidden.add(old)
+    }
+    for (const cli of rename.keys()) hidden.delete(cli)
+    return { rename, hidden }
+  })
+
 /** File the conversation under a new CLI id (a rewind to nothing); the old prompt map no longer applies. */
 export const setCliAlias = (hostId: string, cliId: string): Effect.Effect<void, never, Storage | Log> =>
   Effect.gen(function* () {
-    yield* saveSessionState(hostId, { cli: cliId, sent: {} })
+    const index = yield* loadAliasIndex()
+    const state = yield* loadSessionState(hostId)
+    yield* saveSessionState(hostId, { ...state, cli: cliId, sent: {} })
+    const earlier = index[hostId] ?? (state.cli !== undefined ? [state.cli] : [])
+    yield* (yield* Storage).set(ALIASES_KEY, { ...index, [hostId]: [...earlier, cliId] })
+  })
+
+/** Keep the session's option values (the host's record) for a later fork. */
+export const rememberOptions = (
+  hostId: string,
+  options: Readonly<Record<string, string | boolean>>,
+): Effect.Effect<void, never, Storage | Log> =>
+  Effect.gen(function* () {
+    const state = yield* loadSessionState(hostId)
+    yield* saveSessionState(hostId, { ...state, options: { ...options } })
   })
 
 /**

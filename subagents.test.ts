@@ -176,6 +176,55 @@ describe("stored subagents, hand-written", () => {
     ])
   })
 
+  it.each([
+    ["without parentAgentId", {}],
+    ["with an unknown parentAgentId", { parentAgentId: "aGone" }],
+  ])("nests a depth-2 agent %s by the file its spawning call is in", async (_, parent) => {
+    const dir = `${PROJECT}/${SID}/subagents`
+    const items = await read({
+      [`${PROJECT}/${SID}.jsonl`]: jsonl([
+        user("m1", null, "nest please"),
+        assistant("m2", "m1", agentCall("toolu_outer", "Outer agent", "OUTER do it")),
+        user("m3", "m2", result("toolu_outer", "Outer answer.")),
+      ]),
+      [`${dir}/agent-aOuter.jsonl`]: agentFile("o", "OUTER do it", [
+        assistant("o1", "o0", agentCall("toolu_inner", "Inner agent", "INNER deeper"), true),
+        user("o2", "o1", result("toolu_inner", "Inner answer."), { isSidechain: true }),
+      ]),
+      [`${dir}/agent-aOuter.meta.json`]: JSON.stringify({
+        description: "Outer agent",
+        toolUseId: "toolu_outer",
+      }),
+      [`${dir}/agent-aInner.jsonl`]: agentFile("i", "INNER deeper", [
+        assistant("i1", "i0", { type: "text", text: "Inner answer." }, true),
+      ]),
+      [`${dir}/agent-aInner.meta.json`]: JSON.stringify({
+        description: "Inner agent",
+        toolUseId: "toolu_inner",
+        ...parent,
+      }),
+    })
+    expect(items.map((i) => i.type)).toEqual(["user", "tool_call", "task"])
+    const outer = items[2] as TaskItem
+    expect(outer.items.map((i) => i.type)).toEqual(["tool_call", "task"])
+    expect((outer.items[1] as TaskItem).task).toMatchObject({
+      id: "toolu_inner",
+      parent_task_id: "toolu_outer",
+    })
+  })
+
+  it("skips an old CLI's inline sidechain records in the main file, even when they come last", async () => {
+    const items = await read({
+      [`${PROJECT}/${SID}.jsonl`]: jsonl([
+        user("m1", null, "main prompt"),
+        assistant("m2", "m1", { type: "text", text: "Main answer." }),
+        user("s1", null, "SIDE prompt", { isSidechain: true }),
+        assistant("s2", "s1", { type: "text", text: "Side answer." }, true),
+      ]),
+    })
+    expect(items.map((i) => i.id)).toEqual(["m1", "m2"])
+  })
+
   it("a failed agent, an unfinished one, a stopped background one; workflow folders skipped", async () => {
     const dir = `${PROJECT}/${SID}/subagents`
     const meta = (toolUseId: string, description: string, shape = "foreground") =>

@@ -5,11 +5,12 @@
  * `parentAgentId` from depth 2, `requestShape`, `model`, `stoppedByUser`). It is read by the
  * chain rule, its opening prompt removed, mapped like the main chain, and
  * placed as a task right after the call that spawned it, inside its parent
- * agent's items when it has one. Workflow folders are left to workflow.ts.
+ * agent's items when it has one (`parentAgentId`, else the agent whose file
+ * holds the spawning call). Workflow folders are left to workflow.ts.
  */
 import { Effect } from "effect"
 import { readJson } from "./files.ts"
-import { chainOf, readChain } from "./history.ts"
+import { chainOf, readChain } from "./chain.ts"
 import { findToolCall, lastAssistantText, recordsToItems, recordText, type StoredRecord } from "./records.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
@@ -18,6 +19,7 @@ import { isTerminal, newTaskState, snapshot, spawnAnswer, taskStatusOf, taskTitl
 import { resultText } from "./tools.ts"
 import { AgentMeta } from "./wire.ts"
 import { parseWorkflowLaunch, readStoredRun, storedWorkflowTasks } from "./workflow.ts"
+import { nonEmpty } from "./values.ts"
 
 export interface StoredAgent {
   readonly agentId: string
@@ -27,9 +29,6 @@ export interface StoredAgent {
   /** The opening prompt's text. */
   readonly prompt?: string
 }
-
-const str = (value: unknown): string | undefined =>
-  typeof value === "string" && value !== "" ? value : undefined
 
 /** What the meta file says, null and empty fields left out. */
 export interface StoredAgentMeta {
@@ -60,7 +59,7 @@ const metaOf = (value: unknown): StoredAgentMeta => {
   ) as Record<string, unknown>
   const meta: Record<string, string> = {}
   for (const key of META_FIELDS) {
-    const v = str(source[key])
+    const v = nonEmpty(source[key])
     if (v !== undefined) meta[key] = v
   }
   const stopped = source.stoppedByUser === true ? { stoppedByUser: true } : {}
@@ -238,9 +237,9 @@ const taskFor = (
   const input = (call?.input ?? {}) as Record<string, unknown>
   const state = newTaskState(taskId, "agent")
   if (parentTaskId !== undefined) state.parentTaskId = parentTaskId
-  const prompt = str(input.prompt) ?? agent.prompt
-  state.title = taskTitle(str(input.description) ?? agent.meta.description, prompt)
-  const name = str(input.subagent_type) ?? agent.meta.agentType
+  const prompt = nonEmpty(input.prompt) ?? agent.prompt
+  state.title = taskTitle(nonEmpty(input.description) ?? agent.meta.description, prompt)
+  const name = nonEmpty(input.subagent_type) ?? agent.meta.agentType
   if (name !== undefined) state.name = name
   if (prompt !== undefined) state.prompt = prompt
   const model = firstModel(agent.records) ?? agent.meta.model
@@ -299,9 +298,39 @@ const settleCall = (items: TranscriptItem[], toolUseId: string): void => {
     items[at] = { ...item, call: { ...item.call, status: "Completed" } }
 }
 
+/** The ids of the tool calls a transcript's records made. */
+const callIdsIn = (records: ReadonlyArray<StoredRecord>): Set<string> => {
+  const ids = new Set<string>()
+  for (const record of records) {
+    const content = (record.message as { content?: unknown } | undefined)?.content
+    if (!Array.isArray(content)) continue
+    for (const block of content)
+      if (block?.type === "tool_use" && typeof block.id === "string") ids.add(block.id)
+  }
+  return ids
+}
+
+/**
+ * Which agent spawned each agent: its meta's `parentAgentId` when that agent
+ * is stored, else the agent whose transcript file holds the spawning call
+ * (older metas, and depth 2 without the field); undefined: the main chat.
+ */
+const parentsOf = (agents: ReadonlyArray<StoredAgent>) => {
+  const known = new Set(agents.map((a) => a.agentId))
+  const callOwner = new Map<string, string>()
+  for (const agent of agents) for (const id of callIdsIn(agent.records)) callOwner.set(id, agent.agentId)
+  return (agent: StoredAgent): string | undefined => {
+    const declared = agent.meta.parentAgentId
+    if (declared !== undefined && known.has(declared)) return declared
+    const owner = agent.meta.toolUseId === undefined ? undefined : callOwner.get(agent.meta.toolUseId)
+    return owner === agent.agentId ? undefined : owner
+  }
+}
+
 /**
  * Place stored agents into a conversation's items: each as a task right
- * after its spawning call, nested by `parentAgentId`. `records` is the chain
+ * after its spawning call, nested by `parentAgentId`, else by the file the
+ * call was found in. `records` is the chain
  * the items came from (for the notifications of background agents).
  */
 export const placeAgents = (
@@ -310,12 +339,9 @@ export const placeAgents = (
   agents: ReadonlyArray<StoredAgent>,
 ): TranscriptItem[] => {
   const byParent = new Map<string | undefined, StoredAgent[]>()
-  const known = new Set(agents.map((a) => a.agentId))
+  const parentOf = parentsOf(agents)
   for (const agent of agents) {
-    const parent =
-      agent.meta.parentAgentId !== undefined && known.has(agent.meta.parentAgentId)
-        ? agent.meta.parentAgentId
-        : undefined
+    const parent = parentOf(agent)
     byParent.set(parent, [...(byParent.get(parent) ?? []), agent])
   }
 

@@ -3,8 +3,9 @@
  * input, unified diffs for edits (the SDK's `unifiedDiff`), the whole file for
  * Write, results with exit codes, and plans from the todo tools.
  */
-import { unifiedDiff } from "./sdk/diff.ts"
+import { diffOfHunks, unifiedDiff } from "./sdk/diff.ts"
 import type { PlanEntry, ToolKind, ToolStatus } from "./sdk/protocol.ts"
+import { asRecord, asString } from "./values.ts"
 
 export interface ToolDescription {
   readonly kind: ToolKind
@@ -16,9 +17,6 @@ export interface ToolDescription {
 
 type Input = Readonly<Record<string, unknown>>
 
-const asRecord = (value: unknown): Input =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Input) : {}
-const strOf = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 const firstLine = (text: string): string => {
   const line = text.trimStart().split("\n", 1)[0] ?? ""
   return line.length > 120 ? `${line.slice(0, 119)}…` : line
@@ -30,7 +28,7 @@ const multiEditDiff = (path: string, edits: ReadonlyArray<unknown>): string | un
   const hunks: string[] = []
   for (const edit of edits) {
     const e = asRecord(edit)
-    const patch = unifiedDiff(path, strOf(e.old_string) ?? "", strOf(e.new_string) ?? "")
+    const patch = unifiedDiff(path, asString(e.old_string) ?? "", asString(e.new_string) ?? "")
     const lines = patch.split("\n")
     const at = lines.findIndex((l) => l.startsWith("@@"))
     if (at < 0) continue
@@ -42,31 +40,34 @@ const multiEditDiff = (path: string, edits: ReadonlyArray<unknown>): string | un
 
 /** A workflow script's `meta.description` (or name), for the call's title. */
 const workflowTitle = (input: Input): string => {
-  const script = strOf(input.script) ?? ""
+  const script = asString(input.script) ?? ""
   const description = /\bdescription\s*:\s*(['"`])((?:\\.|(?!\1).)*)\1/.exec(script)?.[2]
   const name = /\bname\s*:\s*(['"`])((?:\\.|(?!\1).)*)\1/.exec(script)?.[2]
-  return description ?? name ?? strOf(input.name) ?? "Workflow"
+  return description ?? name ?? asString(input.name) ?? "Workflow"
 }
 
 /** Kind, title and file content of one tool call. */
 export const describeToolCall = (name: string, input: unknown): ToolDescription => {
   const i = asRecord(input)
-  const filePath = strOf(i.file_path) ?? strOf(i.notebook_path) ?? strOf(i.path)
+  const filePath = asString(i.file_path) ?? asString(i.notebook_path) ?? asString(i.path)
   switch (name) {
     case "Bash":
-      return { kind: "execute", title: strOf(i.command) ?? "Bash" }
+      return { kind: "execute", title: asString(i.command) ?? "Bash" }
     case "BashOutput":
     case "KillShell":
     case "KillBash":
     case "Monitor":
-      return { kind: "execute", title: strOf(i.description) ?? strOf(i.bash_id) ?? strOf(i.shell_id) ?? name }
+      return {
+        kind: "execute",
+        title: asString(i.description) ?? asString(i.bash_id) ?? asString(i.shell_id) ?? name,
+      }
     case "Edit": {
       const path = filePath ?? ""
       return {
         kind: "edit",
         title: `Edit ${path}`,
         path,
-        diff: unifiedDiff(path, strOf(i.old_string) ?? "", strOf(i.new_string) ?? ""),
+        diff: unifiedDiff(path, asString(i.old_string) ?? "", asString(i.new_string) ?? ""),
       }
     }
     case "MultiEdit": {
@@ -76,66 +77,70 @@ export const describeToolCall = (name: string, input: unknown): ToolDescription 
     }
     case "NotebookEdit": {
       const path = filePath ?? ""
-      const mode = strOf(i.edit_mode) ?? "replace"
-      const cell = strOf(i.cell_id)
+      const mode = asString(i.edit_mode) ?? "replace"
+      const cell = asString(i.cell_id)
       const title = `Edit ${path}${cell ? ` (cell ${cell})` : ""}`
       // The input holds only the new cell source: a delete has nothing to show.
       if (mode === "delete") return { kind: "edit", title, path }
-      return { kind: "edit", title, path, diff: unifiedDiff(path, "", strOf(i.new_source) ?? "") }
+      return { kind: "edit", title, path, diff: unifiedDiff(path, "", asString(i.new_source) ?? "") }
     }
     case "Write": {
       const path = filePath ?? ""
-      return { kind: "edit", title: `Write ${path}`, path, new_text: strOf(i.content) ?? "" }
+      return { kind: "edit", title: `Write ${path}`, path, new_text: asString(i.content) ?? "" }
     }
     case "Read":
       return filePath
         ? { kind: "read", title: `Read ${filePath}`, path: filePath }
         : { kind: "read", title: "Read" }
     case "Grep": {
-      const where = strOf(i.path) ?? strOf(i.glob)
-      return { kind: "search", title: `Grep ${strOf(i.pattern) ?? ""}${where ? ` in ${where}` : ""}`.trim() }
+      const where = asString(i.path) ?? asString(i.glob)
+      return {
+        kind: "search",
+        title: `Grep ${asString(i.pattern) ?? ""}${where ? ` in ${where}` : ""}`.trim(),
+      }
     }
     case "Glob":
-      return { kind: "search", title: `Glob ${strOf(i.pattern) ?? ""}`.trim() }
+      return { kind: "search", title: `Glob ${asString(i.pattern) ?? ""}`.trim() }
     case "LS":
       return { kind: "read", title: `List ${filePath ?? ""}`.trim(), ...(filePath ? { path: filePath } : {}) }
     case "ToolSearch":
-      return { kind: "search", title: `Search tools ${strOf(i.query) ?? ""}`.trim() }
+      return { kind: "search", title: `Search tools ${asString(i.query) ?? ""}`.trim() }
     case "WebFetch":
-      return { kind: "fetch", title: strOf(i.url) ?? "WebFetch" }
+      return { kind: "fetch", title: asString(i.url) ?? "WebFetch" }
     case "WebSearch":
-      return { kind: "fetch", title: strOf(i.query) ?? "WebSearch" }
+      return { kind: "fetch", title: asString(i.query) ?? "WebSearch" }
     case "Agent":
     case "Task":
       return {
         kind: "task",
-        title: strOf(i.description) ?? firstLine(strOf(i.prompt) ?? "") ?? strOf(i.subagent_type) ?? name,
+        title:
+          asString(i.description) ?? firstLine(asString(i.prompt) ?? "") ?? asString(i.subagent_type) ?? name,
       }
     case "Workflow":
       return { kind: "task", title: workflowTitle(i) }
     case "SendMessage":
-      return { kind: "task", title: `Message ${strOf(i.to) ?? "agent"}` }
+      return { kind: "task", title: `Message ${asString(i.to) ?? "agent"}` }
     case "TodoWrite":
       return { kind: "think", title: "Update plan" }
     case "TaskCreate":
-      return { kind: "think", title: strOf(i.subject) ?? "Add task" }
+      return { kind: "think", title: asString(i.subject) ?? "Add task" }
     case "TaskUpdate":
-      return { kind: "think", title: `Update task ${strOf(i.taskId) ?? ""}`.trim() }
+      return { kind: "think", title: `Update task ${asString(i.taskId) ?? ""}`.trim() }
     case "TaskList":
     case "TaskGet":
       return {
         kind: "think",
-        title: name === "TaskList" ? "List tasks" : `Task ${strOf(i.taskId) ?? ""}`.trim(),
+        title: name === "TaskList" ? "List tasks" : `Task ${asString(i.taskId) ?? ""}`.trim(),
       }
     case "ExitPlanMode":
     case "EnterPlanMode":
       return { kind: "think", title: name === "ExitPlanMode" ? "Plan ready" : "Plan mode" }
     case "AskUserQuestion": {
       const first = Array.isArray(i.questions) ? asRecord(i.questions[0]) : {}
-      return { kind: "other", title: strOf(first.question) ?? "Question" }
+      return { kind: "other", title: asString(first.question) ?? "Question" }
     }
     case "Skill":
-      return { kind: "other", title: `Skill ${strOf(i.skill) ?? strOf(i.command) ?? ""}`.trim() }
+      return { kind: "other", title: `Skill ${asString(i.skill) ?? asString(i.command) ?? ""}`.trim() }
   }
   if (name.startsWith("mcp__")) {
     const rest = name.slice("mcp__".length)
@@ -153,7 +158,12 @@ export interface ToolResultInfo {
   readonly output: unknown
   readonly output_text: string
   readonly exit_code?: number
+  /** An edit's diff from the CLI's own patch of the file (true line numbers); replaces the call's. */
+  readonly diff?: string
 }
+
+/** The tools whose result carries the file's `structuredPatch`. */
+const PATCHED = new Set(["Edit", "MultiEdit", "Write"])
 
 /** The text of a tool_result's `content` (a string or text/image blocks). */
 export const resultText = (content: unknown): string => {
@@ -197,12 +207,21 @@ export const toolResultOf = (
   let exit_code: number | undefined
   const declared = record.exitCode ?? record.exit_code ?? record.returnCode
   if (typeof declared === "number") exit_code = declared
-  else if (shell && isError) exit_code = exitCodeIn(text) ?? exitCodeIn(strOf(toolUseResult) ?? "")
+  else if (shell && isError) exit_code = exitCodeIn(text) ?? exitCodeIn(asString(toolUseResult) ?? "")
   // The CLI reports a non-zero exit as an error, so a shell call that succeeded exited 0.
   else if (shell && !interrupted && !isError) exit_code = 0
-  return exit_code === undefined
-    ? { status, output, output_text: text }
-    : { status, output, output_text: text, exit_code }
+  const path = asString(record.filePath)
+  const diff =
+    name !== undefined && PATCHED.has(name) && path !== undefined && !isError
+      ? diffOfHunks(path, record.structuredPatch)
+      : undefined
+  return {
+    status,
+    output,
+    output_text: text,
+    ...(exit_code === undefined ? {} : { exit_code }),
+    ...(diff === undefined ? {} : { diff }),
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -217,9 +236,9 @@ export const planFromTodoWrite = (input: unknown): PlanEntry[] | undefined => {
   if (!Array.isArray(todos)) return undefined
   return todos.map((todo) => {
     const t = asRecord(todo)
-    const active = strOf(t.activeForm)
+    const active = asString(t.activeForm)
     return {
-      content: strOf(t.content) ?? "",
+      content: asString(t.content) ?? "",
       status: planStatus(t.status),
       ...(active === undefined ? {} : { active_form: active }),
     }
@@ -251,13 +270,13 @@ export class TaskList {
 
   created(input: unknown, result: unknown): boolean {
     const task = asRecord(asRecord(result).task)
-    const id = strOf(task.id)
+    const id = asString(task.id)
     if (id === undefined) return false
     const i = asRecord(input)
-    const activeForm = strOf(i.activeForm)
+    const activeForm = asString(i.activeForm)
     this.items.set(id, {
       id,
-      subject: strOf(task.subject) ?? strOf(i.subject) ?? "",
+      subject: asString(task.subject) ?? asString(i.subject) ?? "",
       status: "pending",
       ...(activeForm === undefined ? {} : { activeForm }),
     })
@@ -266,14 +285,14 @@ export class TaskList {
 
   updated(input: unknown): boolean {
     const i = asRecord(input)
-    const id = strOf(i.taskId)
+    const id = asString(i.taskId)
     const current = id === undefined ? undefined : this.items.get(id)
     if (id === undefined || current === undefined) return false
     if (i.status === "deleted") return this.items.delete(id)
-    const activeForm = strOf(i.activeForm) ?? current.activeForm
+    const activeForm = asString(i.activeForm) ?? current.activeForm
     this.items.set(id, {
       id,
-      subject: strOf(i.subject) ?? current.subject,
+      subject: asString(i.subject) ?? current.subject,
       status: i.status === undefined ? current.status : planStatus(i.status),
       ...(activeForm === undefined ? {} : { activeForm }),
     })
@@ -287,12 +306,12 @@ export class TaskList {
     this.items.clear()
     for (const task of tasks) {
       const t = asRecord(task)
-      const id = strOf(t.id)
+      const id = asString(t.id)
       if (id === undefined) continue
       const activeForm = previous.get(id)?.activeForm
       this.items.set(id, {
         id,
-        subject: strOf(t.subject) ?? "",
+        subject: asString(t.subject) ?? "",
         status: planStatus(t.status),
         ...(activeForm === undefined ? {} : { activeForm }),
       })
@@ -302,5 +321,32 @@ export class TaskList {
 
   plan(): PlanEntry[] {
     return planFromTaskTools(this.items.values())
+  }
+}
+
+/**
+ * The task tools' one plan rule, live and stored: a TaskCreate, TaskUpdate or
+ * TaskList call changes the list when its result says it completed, and only
+ * then (a failed, refused or unanswered call changed nothing in the CLI's
+ * list). True when the list changed: the caller shows the new plan after the
+ * call's result.
+ */
+export const applyTaskTool = (
+  list: TaskList,
+  name: string,
+  input: unknown,
+  toolUseResult: unknown,
+  status: ToolStatus,
+): boolean => {
+  if (status !== "Completed") return false
+  switch (name) {
+    case "TaskCreate":
+      return list.created(input, toolUseResult)
+    case "TaskUpdate":
+      return list.updated(input)
+    case "TaskList":
+      return list.listed(toolUseResult)
+    default:
+      return false
   }
 }

@@ -15,7 +15,8 @@ import { type BrokerError, Process, type ProcessExit } from "./sdk/plugin-api.ts
 export type DecodedLine<F> =
   | { readonly kind: "frame"; readonly frame: F }
   | { readonly kind: "blank" }
-  | { readonly kind: "error"; readonly message: string }
+  /** `requestId`: the line was a control request the peer waits on (passed along, never read here). */
+  | { readonly kind: "error"; readonly message: string; readonly requestId?: string }
 
 export interface TransportOptions<F> {
   readonly command: string
@@ -26,7 +27,7 @@ export interface TransportOptions<F> {
   /** Called for each frame, in order, on the reader fiber. */
   readonly onFrame: (frame: F) => Effect.Effect<void>
   /** Called once per line that is not a valid frame (or whose handling died). */
-  readonly onBadLine: (message: string, line: string) => Effect.Effect<void>
+  readonly onBadLine: (message: string, line: string, requestId?: string) => Effect.Effect<void>
   /** How many stderr lines to keep (default 20). */
   readonly stderrLines?: number
   /** How long closing waits for the reader to drain (default 2 s). */
@@ -67,7 +68,11 @@ export const openTransport = <F>(
         case "blank":
           return Effect.void
         case "error":
-          return options.onBadLine(decoded.message, line.slice(0, MAX_LINE_CHARS_IN_DIAGNOSTIC))
+          return options.onBadLine(
+            decoded.message,
+            line.slice(0, MAX_LINE_CHARS_IN_DIAGNOSTIC),
+            decoded.requestId,
+          )
         case "frame":
           return options
             .onFrame(decoded.frame)

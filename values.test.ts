@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { asRecord, asString, isObject, nonEmpty, stringsOf, trimmed } from "./values.ts"
+import { asRecord, asString, isObject, nonEmpty, notBlank, stringsOf, trimmed } from "./values.ts"
 
 describe("values", () => {
   it("tells plain objects from arrays and null", () => {
@@ -17,5 +17,10 @@ describe("values", () => {
     expect(trimmed("   ")).toBeUndefined()
     expect(stringsOf(["a", 1, null, "b"])).toEqual(["a", "b"])
     expect(stringsOf(undefined)).toEqual([])
+  })
+  it("keeps a string with text as it is, white space included", () => {
+    expect(notBlank(" a ")).toBe(" a ")
+    expect(notBlank(" \n")).toBeUndefined()
+    expect(notBlank(1)).toBeUndefined()
   })
 })

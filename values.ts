@@ -28,3 +28,7 @@ export const trimmed = (value: unknown): string | undefined =>
 /** The strings of a list, anything else dropped. */
 export const stringsOf = (values: ReadonlyArray<unknown> | null | undefined): string[] =>
   values ? values.filter((v): v is string => typeof v === "string") : []
+
+/** The value as it is, when it is a string with something besides white space. */
+export const notBlank = (value: unknown): string | undefined =>
+  typeof value === "string" && value.trim() !== "" ? value : undefined

@@ -1,17 +1,14 @@
-import { defineConfig } from "vitest/config"
+import { configDefaults, defineConfig } from "vitest/config"
 
-// Unit and FakePeer tests run in parallel; the end-to-end files (*.e2e.test.ts)
-// each start real `claude` processes, so they get long timeouts.
+// Every *.test.ts anywhere in the repository (the plugin's folders too: a test
+// in a new folder runs without touching this file), except installed and
+// generated trees. Unit and FakePeer tests run in parallel; the end-to-end
+// files (*.e2e.test.ts) each start real `claude` processes, so they get long
+// timeouts.
 export default defineConfig({
   test: {
-    include: [
-      "*.test.ts",
-      "sdk/**/*.test.ts",
-      "host/**/*.test.ts",
-      "testkit/**/*.test.ts",
-      "bench/**/*.test.ts",
-      "e2e/**/*.test.ts",
-    ],
+    include: ["**/*.test.ts"],
+    exclude: [...configDefaults.exclude, "testdata/**", ".cache/**", ".tmp/**", "bench/corpus/**"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

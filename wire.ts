@@ -9,6 +9,7 @@
  * a small schema only for frames the mapper uses.
  */
 import { z } from "zod"
+import { isObject } from "./values.ts"
 
 // ---------------------------------------------------------------------------
 // Shared pieces
@@ -464,6 +465,44 @@ export const GetUsageResponse = z.looseObject({
 })
 export type GetUsageResponse = z.infer<typeof GetUsageResponse>
 
+/** `set_model`: the model the CLI resolved the value to (`sonnet` → `claude-sonnet-5-5`). */
+export const SetModelResponse = z.looseObject({ model: optStr })
+export type SetModelResponse = z.infer<typeof SetModelResponse>
+
+/** `set_permission_mode`: the mode now in force (`manual` answers `default`). */
+export const SetPermissionModeResponse = z.looseObject({ mode: optStr })
+export type SetPermissionModeResponse = z.infer<typeof SetPermissionModeResponse>
+
+/** `interrupt`: what was still queued behind the interrupted turn. */
+export const InterruptResponse = z.looseObject({
+  still_queued: z.unknown().optional(),
+  cancelled: z.unknown().optional(),
+})
+export type InterruptResponse = z.infer<typeof InterruptResponse>
+
+/** An answer nobody reads (`apply_flag_settings` has no body, `stop_task` answers `{}`). */
+export const AckResponse = z.looseObject({})
+export type AckResponse = z.infer<typeof AckResponse>
+
+/**
+ * Every control request the plugin sends, by subtype, with the schema of its
+ * success answer (2.1.332, `o_control_sweep`). A subtype outside this table
+ * cannot be sent; an answer is decoded here before any caller sees it (an
+ * absent body reads as `{}`).
+ */
+export const ControlAnswers = {
+  initialize: InitializeResponse,
+  get_usage: GetUsageResponse,
+  get_settings: GetSettingsResponse,
+  interrupt: InterruptResponse,
+  set_model: SetModelResponse,
+  set_permission_mode: SetPermissionModeResponse,
+  apply_flag_settings: AckResponse,
+  stop_task: AckResponse,
+} as const
+export type ControlSubtype = keyof typeof ControlAnswers
+export type ControlAnswer<S extends ControlSubtype> = z.infer<(typeof ControlAnswers)[S]>
+
 export const AskUserQuestionInput = z.looseObject({
   questions: z.array(
     z.looseObject({
@@ -525,7 +564,8 @@ export type Frame = KnownFrame | UnknownFrame
 export type Decoded =
   | { readonly kind: "frame"; readonly frame: Frame }
   | { readonly kind: "blank" }
-  | { readonly kind: "error"; readonly message: string }
+  /** `requestId`: the bad line was a control request with this id (the CLI waits for an answer to it). */
+  | { readonly kind: "error"; readonly message: string; readonly requestId?: string }
 
 const systemSchemas: Record<string, z.ZodType> = {
   init: SystemInit,
@@ -682,8 +722,14 @@ export const decodeValue = (value: unknown): Decoded => {
   if (validator === undefined) return { kind: "frame", frame: record as unknown as UnknownFrame }
   const parsed = validator.safeParse(record)
   if (!parsed.success) {
-    const sub = typeof record.subtype === "string" ? `/${record.subtype}` : ""
-    return { kind: "error", message: `${type}${sub}: ${issueText(parsed.error)}` }
+    const isRequest = type === "control_request"
+    // A control request's subtype sits in its body.
+    const body = record.request
+    const subtype = isRequest ? (isObject(body) ? body.subtype : undefined) : record.subtype
+    const sub = typeof subtype === "string" ? `/${subtype}` : ""
+    const message = `${type}${sub}: ${issueText(parsed.error)}`
+    const requestId = isRequest ? record.request_id : undefined
+    return typeof requestId === "string" ? { kind: "error", message, requestId } : { kind: "error", message }
   }
   return { kind: "frame", frame: record as unknown as Frame }
 }

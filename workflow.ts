@@ -1,7 +1,7 @@
 /**
  * Dynamic workflows: the `task_progress` snapshots (phases and agents), the
  * run's record (`output_file`, or its copy beside the session), the agents'
- * transcript files followed as they grow (`Tail`), and stored runs rebuilt
+ * transcript files followed as they grow (workflow-tail.ts), and stored runs rebuilt
  * for `read_session` (the run record, or journal + meta for an unfinished run).
  *
  * Layout (CLI 2.1.332, see testdata/workflow):
@@ -15,6 +15,7 @@ import { Fs } from "./sdk/plugin-api.ts"
 import { basename, dirname, join } from "./sdk/paths.ts"
 import type { TaskInfo, TaskStatus, WorkflowInfo, WorkflowPhase } from "./sdk/protocol.ts"
 import { newTaskState, snapshot, type TaskState } from "./task.ts"
+import { agentFile, parseLines } from "./workflow-tail.ts"
 import {
   AgentMeta,
   conforms,
@@ -24,6 +25,8 @@ import {
   WorkflowPhaseEntry,
   WorkflowRecord,
 } from "./wire.ts"
+
+export { type AgentRecords, Tail, WorkflowTail } from "./workflow-tail.ts"
 
 // ---------------------------------------------------------------------------
 // Snapshots
@@ -191,89 +194,6 @@ export const readWorkflowRecord = (
     }
     return null
   })
-
-// ---------------------------------------------------------------------------
-// Following the agents' transcript files
-
-const decoder = new TextDecoder()
-const NEWLINE = 10
-
-const parseLines = (text: string): unknown[] => {
-  const out: unknown[] = []
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue
-    try {
-      out.push(JSON.parse(line))
-    } catch {
-      // A bad line is skipped; the next ones still count.
-    }
-  }
-  return out
-}
-
-/**
- * One growing JSONL file read incrementally: each `read` returns the records
- * of the whole lines added since the last one and keeps the byte offset after
- * the last newline, so a half-written last line is read once it is complete.
- */
-export class Tail {
-  offset = 0
-  constructor(readonly path: string) {}
-
-  get read(): Effect.Effect<unknown[], never, Fs> {
-    const self = this
-    return Effect.gen(function* () {
-      const fs = yield* Fs
-      const stat = yield* fs.stat(self.path)
-      if (stat === null || stat.size <= self.offset) {
-        if (stat !== null && stat.size < self.offset) self.offset = 0 // truncated or replaced: start over
-        return []
-      }
-      const bytes = yield* fs.readRange(self.path, self.offset, stat.size)
-      if (bytes === null) return []
-      const end = bytes.lastIndexOf(NEWLINE)
-      if (end < 0) return []
-      self.offset += end + 1
-      return parseLines(decoder.decode(bytes.subarray(0, end)))
-    })
-  }
-}
-
-export interface AgentRecords {
-  readonly agentId: string
-  readonly records: unknown[]
-}
-
-const agentFile = /^agent-(.+)\.jsonl$/
-
-/**
- * Every agent file of a run's `transcriptDir`, each followed by its own Tail.
- * `poll` lists the folder (agents appear as they start) and returns the new
- * records per agent, in file order.
- */
-export class WorkflowTail {
-  private readonly tails = new Map<string, Tail>()
-  constructor(readonly transcriptDir: string) {}
-
-  get poll(): Effect.Effect<AgentRecords[], never, Fs> {
-    const self = this
-    return Effect.gen(function* () {
-      const fs = yield* Fs
-      const entries = (yield* fs.list(self.transcriptDir)) ?? []
-      for (const entry of entries) {
-        const m = agentFile.exec(entry.name)
-        if (m?.[1] && !self.tails.has(m[1]))
-          self.tails.set(m[1], new Tail(join(self.transcriptDir, entry.name)))
-      }
-      const out: AgentRecords[] = []
-      for (const [agentId, tail] of self.tails) {
-        const records = yield* tail.read
-        if (records.length > 0) out.push({ agentId, records })
-      }
-      return out
-    })
-  }
-}
 
 // ---------------------------------------------------------------------------
 // Stored runs

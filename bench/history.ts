@@ -25,6 +25,12 @@
  * the plugin's real path. `floor-list` makes only the file-system calls of a
  * cold list (no plugin code): the bound on any cold list's speed here.
  *
+ * Beside them, the plugin as the host really runs it: in a process of its
+ * own (host/plugin-process/), called through `startHost` and `host.call`
+ * (bench/isolation-worker.ts, one fresh host per round; its ratio to the SDK
+ * is a ratio of medians, the rounds being apart in time; `npm run bench --
+ * isolation` compares it with in-process round by round).
+ *
  * Readers of one kind run in turn, RUNS rounds. Each reader's figures are
  * medians; a time ratio is the median of the rounds' ratios (one round runs
  * every reader close together in time, so a machine that is slower for a
@@ -38,6 +44,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { type Corpus, ensureCorpus } from "./corpus.ts"
+import { homeOver, type Round, worker } from "./isolation.ts"
 import type { Sample } from "./sample.ts"
 
 const RUNS = 9
@@ -242,7 +249,21 @@ export const main = async (): Promise<void> => {
     "headline: time from the direct-file runs (the broker's beside them); memory = the call's own peak (the whole process's peak, runtime and loaded code included, in parentheses); list figures from the cold run",
   )
   const broker = get(lists, "ours-list broker")
+  const isolated: Round[] = []
+  const isolatedReads: Round[] = []
+  const listHome = homeOver("home-list", corpus.listConfigDir)
+  const readHome = homeOver("home-read", corpus.readConfigDir)
+  for (let i = 0; i < RUNS; i++) {
+    isolated.push(worker("process", "list", listHome))
+    isolatedReads.push(worker("process", "read", readHome, corpus.readCwd, corpus.readSessionId))
+  }
+  const isoCold = median(isolated.map((r) => r.coldMs ?? 0))
+  const isoWarm = median(isolated.map((r) => r.warmMs ?? 0))
+  const isoRead = median(isolatedReads.map((r) => r.readMs ?? 0))
   console.log(
-    `history: list ${fixed(pairedRatio(sdkList, cold, ms))}x faster (cold; ${fixed(pairedRatio(sdkList, broker, ms))}x through the broker; ${fixed(pairedRatio(sdkList, warm, ms))}x warm), ${ratio(cold.added / sdkList.added)}x memory (whole process ${ratio(cold.processPeak / sdkList.processPeak)}x); read ${ratio(pairedRatio(ourRead, sdkRead, ms))}x time, ${ratio(ourRead.added / sdkRead.added)}x memory (whole process ${ratio(ourRead.processPeak / sdkRead.processPeak)}x)`,
+    `plugin in its own process (startHost, host.call): list cold ${fixed(isoCold)} ms, warm ${fixed(isoWarm)} ms, read ${fixed(isoRead)} ms: ${fixed(sdkList.ms / isoCold)}x faster than the SDK's list cold, ${fixed(sdkList.ms / isoWarm)}x warm; read ${ratio(isoRead / sdkRead.ms)}x its time (ratios of medians)`,
+  )
+  console.log(
+    `history: list ${fixed(pairedRatio(sdkList, cold, ms))}x faster (cold; ${fixed(pairedRatio(sdkList, broker, ms))}x through the broker; ${fixed(pairedRatio(sdkList, warm, ms))}x warm), ${ratio(cold.added / sdkList.added)}x memory (whole process ${ratio(cold.processPeak / sdkList.processPeak)}x); read ${ratio(pairedRatio(ourRead, sdkRead, ms))}x time, ${ratio(ourRead.added / sdkRead.added)}x memory (whole process ${ratio(ourRead.processPeak / sdkRead.processPeak)}x); isolated host: list ${fixed(sdkList.ms / isoCold)}x faster cold, ${fixed(sdkList.ms / isoWarm)}x warm, read ${ratio(isoRead / sdkRead.ms)}x time`,
   )
 }

@@ -98,6 +98,7 @@ describe(`Claude Code ${version.text}: version and capabilities`, () => {
               fastMode: true,
             },
             [],
+            true,
             support,
           ),
           knobFlags: ["--strict-mcp-config", "--setting-sources", "user,project"],

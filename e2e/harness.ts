@@ -166,6 +166,40 @@ export const strayClaudes = (): Array<{ pid: number; cmdline: string }> => {
   return found
 }
 
+/**
+ * Every live process started for this world, whatever its group or parent:
+ * the ones whose environment has the sandbox's HOME (the CLI, its tool
+ * commands, their children). Zombies are left out. How tests count
+ * descendants without trusting the broker's own bookkeeping.
+ */
+export const processesOf = (world: World): Array<{ pid: number; cmdline: string }> => {
+  const needle = Buffer.from(`HOME=${world.sandbox.home}\0`)
+  const found: Array<{ pid: number; cmdline: string }> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue
+      const environ = readFileSync(`/proc/${entry}/environ`)
+      if (environ.indexOf(needle) < 0) continue
+      found.push({
+        pid: Number(entry),
+        cmdline: readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " "),
+      })
+    } catch {
+      // Gone already.
+    }
+  }
+  return found
+}
+
+/** Wait until `check` holds, up to `ms`; whether it did. */
+export const eventually = async (check: () => boolean, ms: number): Promise<boolean> => {
+  const until = Date.now() + ms
+  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+  return check()
+}
+
 /** The tool results the model received in a request, as one text. */
 export const toolResultText = (req: RequestView): string =>
   req

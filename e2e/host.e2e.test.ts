@@ -47,6 +47,8 @@ it("runs `claude --version` found on the login PATH", async () => {
 })
 
 it("spawns the CLI headless, answers initialize, and ends it with the scope", async () => {
+  // A child's working directory must lie in a granted scope: the host registers the workspace.
+  host.addWorkspace(world.workspace)
   const { response, pid } = await Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {

@@ -237,6 +237,21 @@ describe("live sessions against the real CLI", () => {
       .map((e) => e.text)
       .join("")
     expect(said).toContain("tool said HELLO")
+    // The chat read back from the CLI's stored transcript (the notes' claude_calls_a_plugin_tool).
+    const stored = await w.host.call(w.agentId, "readSession", { sessionId: session_id, cwd: w.sandbox.ws })
+    const call = stored.items.find((i) => i.type === "tool_call")
+    expect(call?.type === "tool_call" && call.call).toMatchObject({
+      name: "mcp__convergence__shout",
+      title: "shout",
+      kind: "mcp",
+      input: { text: "hello" },
+      status: "Completed",
+    })
+    expect(call?.type === "tool_call" && JSON.stringify(call.call.output)).toContain("HELLO")
+    expect(stored.items.filter((i) => i.type === "user").map((i) => i.type === "user" && i.text)).toEqual([
+      "shout hello",
+    ])
+    expect(stored.items.some((i) => i.type === "assistant" && i.text.includes("tool said HELLO"))).toBe(true)
   })
 
   it("cancels a long Bash: the run ends Cancelled within 10 s and the session goes on", async () => {

@@ -16,7 +16,7 @@ import { makeFsBroker } from "./fs-broker.ts"
 import { type HostLogger, type LogLevel, makeHostLogger, REFUSED } from "./log.ts"
 import { HOST_API_VERSION, type Manifest } from "./manifest.ts"
 import { makeProcessBroker, type ProcessBroker } from "./process-broker.ts"
-import { makeScopeSet, type ScopeSet } from "./scopes.ts"
+import { covers, makeScopeSet, type ScopeSet } from "./scopes.ts"
 import { type JsonStorage, openJsonStorage } from "./storage.ts"
 import { makeToolTable, type ToolHandler, type ToolSpec } from "./tools.ts"
 
@@ -107,6 +107,10 @@ export const makeBroker = async (manifest: Manifest, options: BrokerOptions): Pr
 
   const processes = makeProcessBroker({
     commands: grants.process?.commands ?? [],
+    args: grants.process?.args,
+    settableEnv: grants.process?.env,
+    // A child's working directory lies in a granted fs.read scope (the workspace, mostly).
+    cwdGranted: (cwd) => scopes.roots().some((root) => covers(root, cwd)),
     env,
     defaultCwd: home,
     killGraceMs: options.killGraceMs,

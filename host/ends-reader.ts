@@ -35,7 +35,8 @@ const readInto = (
 /**
  * `path`'s ends in `buffer` (at least endsBufferBytes long; the views point
  * into it), null when it is missing or no regular file, "link" when the last
- * component is a link.
+ * component is a link or the file has other names (hard links): the caller's
+ * full check decides those.
  */
 export const readEndsSync = (
   path: string,
@@ -53,6 +54,7 @@ export const readEndsSync = (
   try {
     const s = fstatSync(fd)
     if (!s.isFile()) return null
+    if (s.nlink > 1) return "link"
     const size = s.size
     const plan = planEnds(size, headBytes, tailBytes)
     const head = readInto(fd, buffer, 0, plan.whole ? size : plan.headLength, 0)
@@ -77,7 +79,7 @@ const statOnly = (path: string, buffer: Uint8Array): FileEnds | null | "link" =>
     return null
   }
   if (s === undefined) return null
-  if (s.isSymbolicLink()) return "link"
+  if (s.isSymbolicLink() || (s.isFile() && s.nlink > 1)) return "link"
   if (!s.isFile()) return null
   const none = buffer.subarray(0, 0)
   return { head: none, tail: none, size: s.size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }

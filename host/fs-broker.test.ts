@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdirSync, symlinkSync } from "node:fs"
+import { linkSync, mkdirSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -230,21 +230,21 @@ describe("fs operations", () => {
   })
 })
 
-describe("readEnds: head, tail, size and times with one open, under the same grant checks", () => {
-  const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
-  /** Every path's ends, copied out of the lent bytes as each is visited. */
-  const endsOf = async (paths: ReadonlyArray<string>, head: number, tail: number) => {
-    const found = new Array<FileEnds | null | undefined>(paths.length)
-    await run(
-      fs().readEnds!(paths, head, tail, (i, e) => {
-        expect(found[i]).toBeUndefined()
-        found[i] = e && { ...e, head: e.head.slice(), tail: e.tail.slice() }
-      }),
-    )
-    return found
-  }
-  const ends = async (path: string, head: number, tail: number) => (await endsOf([path], head, tail))[0]
+const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
+/** Every path's ends, copied out of the lent bytes as each is visited. */
+const endsOf = async (paths: ReadonlyArray<string>, head: number, tail: number) => {
+  const found = new Array<FileEnds | null | undefined>(paths.length)
+  await run(
+    fs().readEnds!(paths, head, tail, (i, e) => {
+      expect(found[i]).toBeUndefined()
+      found[i] = e && { ...e, head: e.head.slice(), tail: e.tail.slice() }
+    }),
+  )
+  return found
+}
+const ends = async (path: string, head: number, tail: number) => (await endsOf([path], head, tail))[0]
 
+describe("readEnds: head, tail, size and times with one open, under the same grant checks", () => {
   it("reads both ends of a large file, and a small file once", async () => {
     const body = `HEAD${"x".repeat(100_000)}TAIL`
     const file = world.write(join(world.home, ".claude/projects/-ws/s.jsonl"), body)
@@ -370,5 +370,31 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
     expect(await ends("~/.claude/projects/-ws", 10, 10)).toBeNull()
     expect(await ends(fifo, 10, 10)).toBeNull()
     expect(refusals()).toEqual([])
+  })
+})
+
+describe("what is not a plain file of one name inside a scope", () => {
+  it("a hard link inside ~/.claude to a file outside is refused, by read, stat and readEnds, and logged", async () => {
+    const outside = world.write(join(world.root, "secret.txt"), "secret")
+    mkdirSync(join(world.home, ".claude/projects/-ws"), { recursive: true })
+    const linked = join(world.home, ".claude/projects/-ws/linked.jsonl")
+    linkSync(outside, linked)
+    expect(await read(linked)).toBeNull()
+    expect(await run(fs().stat(linked))).toBeNull()
+    expect(await ends(linked, 4, 4)).toBeNull()
+    expect(await endsOf([linked], 0, 0)).toEqual([null])
+    expect(refusals().filter((r) => r.includes("hard links")).length).toBe(4)
+  })
+
+  it("fs.read, readRange and stream of a FIFO answer null at once (the open never blocks)", async () => {
+    mkdirSync(join(world.home, ".claude/projects/-ws"), { recursive: true })
+    const fifo = join(world.home, ".claude/projects/-ws/pipe.jsonl")
+    execFileSync("mkfifo", [fifo])
+    const answers = await Promise.race([
+      Promise.all([read(fifo), run(fs().readRange(fifo, 0, 10)), run(fs().stream(fifo))]),
+      new Promise((resolve) => setTimeout(() => resolve("blocked"), 2_000)),
+    ])
+    expect(answers).toEqual([null, null, null])
+    expect((await run(fs().stat(fifo)))?.kind).toBe("other")
   })
 })

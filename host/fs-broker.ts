@@ -6,9 +6,28 @@
  * target of every link on the way below the scope root, must itself lie in a
  * scope. A refusal, a missing file or any I/O error answers null, never an
  * error; refusals are logged.
+ *
+ * The check is made on what was opened, not on a path walked again later: a
+ * call opens the file, then asks where the open descriptor really lives (on
+ * Linux its /proc/self/fd link; elsewhere the real path whose inode is the
+ * descriptor's) and refuses it unless that lies in a scope. A folder swapped
+ * for a link between the check and the read cannot hand out a file from
+ * outside. Only regular files are read (a FIFO, socket or device is refused at
+ * once, the open never blocks), and a file with other names (more than one
+ * hard link) is refused: its other names may lie outside every scope and no
+ * check can see them. `readEnds` checks a folder once, opens it, and reads its
+ * files through the open folder (/proc/self/fd/N/name, an openat), so a swap
+ * of the folder after its check changes nothing either.
  */
-import { constants, createReadStream, type Stats } from "node:fs"
-import { type FileHandle, lstat, open, readdir, readFile, realpath, stat } from "node:fs/promises"
+import {
+  close as closeCallback,
+  constants,
+  createReadStream,
+  existsSync,
+  open as openCallback,
+  type Stats,
+} from "node:fs"
+import { type FileHandle, lstat, open, readdir, readlink, realpath, stat } from "node:fs/promises"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Stream } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
@@ -35,12 +54,12 @@ type Access =
 
 const STREAM_CHUNK = 64 * 1024
 
-/**
- * How `readEnds` opens the resolved path: a link put in place after the
- * check is not followed (ELOOP), and a FIFO does not block the open (its
- * fstat then answers "not a file").
- */
-const END_READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+/** Linux names every open descriptor's file in /proc/self/fd. */
+const FD_LINKS = existsSync("/proc/self/fd")
+const fdPath = (fd: number) => `/proc/self/fd/${fd}`
+
+/** How every call opens: never a controlling terminal, never blocking on a FIFO. */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY
 
 /** Fill `bytes` from `position`; the count read (fewer when the file ends first). */
 const readInto = async (handle: FileHandle, bytes: Uint8Array, position: number): Promise<number> => {
@@ -56,12 +75,11 @@ const readInto = async (handle: FileHandle, bytes: Uint8Array, position: number)
 /** Head and tail of an open regular file into `buffer`: one read when they meet or overlap, else two. */
 const readEndsInto = async (
   handle: FileHandle,
+  s: Stats,
   buffer: Uint8Array,
   headBytes: number,
   tailBytes: number,
 ): Promise<FileEnds | null> => {
-  const s = await handle.stat()
-  if (!s.isFile()) return null
   const size = s.size
   const plan = planEnds(size, headBytes, tailBytes)
   const headRead = await readInto(handle, buffer.subarray(0, plan.whole ? size : plan.headLength), 0)
@@ -111,6 +129,55 @@ const withRealRoots = async (roots: ReadonlyArray<ScopeRoot>): Promise<ReadonlyA
 }
 
 const inAny = (roots: ReadonlyArray<ScopeRoot>, path: string) => roots.some((r) => covers(r, path))
+
+/**
+ * Where an open file really lives: its /proc/self/fd link on Linux; elsewhere
+ * the real path of its name, accepted only when that path's inode is the
+ * open file's (so the name did not move between the open and the look).
+ */
+const openedAt = async (handle: FileHandle, stats: Stats, named: string): Promise<string | null> => {
+  if (FD_LINKS) {
+    const link = await readlink(fdPath(handle.fd)).catch(() => null)
+    // A file deleted while open is named "… (deleted)": nowhere to check.
+    return link?.startsWith("/") && !link.endsWith(" (deleted)") ? link : null
+  }
+  const real = await realOrNull(named)
+  if (real === null) return null
+  const there = await stat(real).catch(() => null)
+  return there !== null && there.ino === stats.ino && there.dev === stats.dev ? real : null
+}
+
+/** A folder held open for one readEnds batch; its files are named through it. */
+interface OpenFolder {
+  /** The prefix to name a file of this folder by (`<at>/<name>`). */
+  readonly at: string
+  readonly close: () => void
+}
+
+/**
+ * Open `real` (a checked folder) and make sure the open folder is `real`. On
+ * Linux its files are then named through the descriptor (/proc/self/fd/N/…),
+ * which the kernel resolves from the open folder, not from its path again.
+ */
+const openFolder = async (real: string): Promise<OpenFolder | null> => {
+  if (!FD_LINKS) return { at: real, close: () => {} }
+  const fd = await new Promise<number | null>((resolve) =>
+    openCallback(real, OPEN_FLAGS | constants.O_DIRECTORY, (error, fd) => resolve(error ? null : fd)),
+  )
+  if (fd === null) return null
+  let closed = false
+  const close = () => {
+    if (closed) return
+    closed = true
+    closeCallback(fd, () => {})
+  }
+  const link = await readlink(fdPath(fd)).catch(() => null)
+  if (link !== real) {
+    close()
+    return null
+  }
+  return { at: fdPath(fd), close }
+}
 
 export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   const { scopes, home, refuse } = options
@@ -170,121 +237,193 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
     return { ok: true, real, below: below(roots, normal) && below(granted, real) }
   }
 
-  /** Run `f` on the real path when access is granted; null on refusal or any error. */
-  const attempt = async <A>(path: string, f: (real: string) => Promise<A | null>): Promise<A | null> => {
+  /**
+   * Open `path` once granted, then check where the opened descriptor really
+   * lives: the answer the caller reads from, with no path walked again. A
+   * file must be a regular file with one name, unless `kinds` allows others.
+   */
+  const openChecked = async (
+    path: string,
+    kinds: "file" | "any",
+    flags = OPEN_FLAGS,
+  ): Promise<{ readonly handle: FileHandle; readonly real: string; readonly stats: Stats } | null> => {
+    const access = await authorize(path)
+    if (!access.ok) return null
+    const handle = await open(access.real, flags).catch(() => null)
+    if (handle === null) return null
     try {
-      const access = await authorize(path)
-      return access.ok ? await f(access.real) : null
+      const stats = await handle.stat()
+      const real = await openedAt(handle, stats, access.real)
+      if (real === null || (real !== access.real && !inAny(await withRealRoots(scopes.roots()), real))) {
+        refuse(
+          path,
+          `changed while it was opened: the open file is ${real ?? "nowhere"}, outside every fs.read scope`,
+        )
+        await handle.close()
+        return null
+      }
+      if (stats.isFile() && stats.nlink > 1) {
+        refuse(path, `has ${stats.nlink} hard links; their other names may lie outside every fs.read scope`)
+        await handle.close()
+        return null
+      }
+      if (kinds === "file" && !stats.isFile()) {
+        await handle.close()
+        return null
+      }
+      return { handle, real, stats }
     } catch {
+      await handle.close().catch(() => {})
       return null
     }
   }
-  const guarded = <A>(path: string, f: (real: string) => Promise<A | null>): Effect.Effect<A | null> =>
-    Effect.promise(() => attempt(path, f))
+
+  /** Run `f` on the checked open file; null on refusal or any error, the file closed after. */
+  const withOpen = <A>(
+    path: string,
+    kinds: "file" | "any",
+    f: (opened: {
+      readonly handle: FileHandle
+      readonly real: string
+      readonly stats: Stats
+    }) => Promise<A | null>,
+    flags?: number,
+  ): Effect.Effect<A | null> =>
+    Effect.promise(async () => {
+      try {
+        const opened = await openChecked(path, kinds, flags)
+        if (opened === null) return null
+        try {
+          return await f(opened)
+        } finally {
+          await opened.handle.close().catch(() => {})
+        }
+      } catch {
+        return null
+      }
+    })
 
   const kindOf = (s: Stats): FileStat["kind"] =>
     s.isFile() ? "file" : s.isDirectory() ? "directory" : "other"
 
   return {
     paths: { home, data: options.data },
-    read: (path) => guarded(path, (real) => readFile(real, "utf8")),
+    read: (path) => withOpen(path, "file", ({ handle }) => handle.readFile("utf8")),
     readRange: (path, start, end) =>
-      guarded(path, async (real) => {
-        const handle = await open(real, "r")
-        try {
-          const size = (await handle.stat()).size
-          const from = Math.max(0, Math.min(Math.floor(start), size))
-          const to = Math.max(from, Math.min(Math.floor(end), size))
-          const bytes = new Uint8Array(to - from)
-          let done = 0
-          while (done < bytes.length) {
-            const { bytesRead } = await handle.read(bytes, done, bytes.length - done, from + done)
-            if (bytesRead === 0) break
-            done += bytesRead
-          }
-          return done === bytes.length ? bytes : bytes.subarray(0, done)
-        } finally {
-          await handle.close()
-        }
+      withOpen(path, "file", async ({ handle, stats }) => {
+        const from = Math.max(0, Math.min(Math.floor(start), stats.size))
+        const to = Math.max(from, Math.min(Math.floor(end), stats.size))
+        const bytes = new Uint8Array(to - from)
+        const done = await readInto(handle, bytes, from)
+        return done === bytes.length ? bytes : bytes.subarray(0, done)
       }),
     // The grant check once per folder: a file in a folder every path below
-    // which lies in a scope is opened there without following a link, and
-    // read with synchronous calls, a chunk at a time. Any other path (a link,
-    // a folder not granted as a whole, a relative or odd path) takes the
-    // per-path check of every other call, which also logs refusals.
+    // which lies in a scope is read through the open folder (an openat: a
+    // later swap of the folder's path changes nothing), without following a
+    // link, with synchronous calls, a chunk at a time. Any other path (a
+    // link, a file with other names, a folder not granted as a whole, a
+    // relative or odd path) takes the per-path check of every other call,
+    // which also logs refusals.
     readEnds: (paths, headBytes, tailBytes, visit) =>
       Effect.promise(async () => {
         const places = paths.map((path) => placeOf(path, home))
-        const folders = new Map<string, string | null>()
+        const folders = new Map<string, OpenFolder | null>()
         for (const place of places) if (place !== null) folders.set(place.dir, null)
-        await Promise.all(
-          [...folders.keys()].map(async (dir) => {
-            const access = await authorize(dir, () => {})
-            if (access.ok && access.below) folders.set(dir, access.real)
-          }),
-        )
-        const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
-        const checkedOneByOne: number[] = []
-        // A chunk in plain synchronous code, then a turn of the event loop.
-        const readChunk = (from: number, to: number) => {
-          for (let i = from; i < to; i++) {
-            const place = places[i]
-            const real = place ? folders.get(place.dir) : null
-            const ends = real ? readEndsSync(`${real}/${place?.name}`, buffer, headBytes, tailBytes) : "link"
-            if (ends === "link") checkedOneByOne.push(i)
-            else visit(i, ends)
+        try {
+          await Promise.all(
+            [...folders.keys()].map(async (dir) => {
+              const access = await authorize(dir, () => {})
+              if (access.ok && access.below) folders.set(dir, await openFolder(access.real))
+            }),
+          )
+          const buffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
+          const checkedOneByOne: number[] = []
+          // A chunk in plain synchronous code, then a turn of the event loop.
+          const readChunk = (from: number, to: number) => {
+            for (let i = from; i < to; i++) {
+              const place = places[i]
+              const folder = place ? folders.get(place.dir) : null
+              const ends = folder
+                ? readEndsSync(`${folder.at}/${place?.name}`, buffer, headBytes, tailBytes)
+                : "link"
+              if (ends === "link") checkedOneByOne.push(i)
+              else visit(i, ends)
+            }
           }
-        }
-        for (let from = 0; from < paths.length; from += ENDS_CHUNK) {
-          if (from > 0) await new Promise((resolve) => setImmediate(resolve))
-          readChunk(from, Math.min(paths.length, from + ENDS_CHUNK))
-        }
-        let next = 0
-        const lane = async (): Promise<void> => {
-          const laneBuffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
-          for (let j = next++; j < checkedOneByOne.length; j = next++) {
-            const i = checkedOneByOne[j] as number
-            const ends = await attempt(paths[i] as string, async (found) => {
-              const handle = await open(found, END_READ_FLAGS)
-              try {
-                return await readEndsInto(handle, laneBuffer, headBytes, tailBytes)
-              } finally {
-                await handle.close()
-              }
-            })
-            visit(i, ends)
+          for (let from = 0; from < paths.length; from += ENDS_CHUNK) {
+            if (from > 0) await new Promise((resolve) => setImmediate(resolve))
+            readChunk(from, Math.min(paths.length, from + ENDS_CHUNK))
           }
+          let next = 0
+          const lane = async (): Promise<void> => {
+            const laneBuffer = new Uint8Array(endsBufferBytes(headBytes, tailBytes))
+            for (let j = next++; j < checkedOneByOne.length; j = next++) {
+              const i = checkedOneByOne[j] as number
+              const ends = await Effect.runPromise(
+                withOpen(paths[i] as string, "file", ({ handle, stats }) =>
+                  readEndsInto(handle, stats, laneBuffer, headBytes, tailBytes),
+                ),
+              )
+              visit(i, ends)
+            }
+          }
+          await Promise.all(Array.from({ length: Math.min(ENDS_CONCURRENCY, checkedOneByOne.length) }, lane))
+        } finally {
+          for (const folder of folders.values()) folder?.close()
         }
-        await Promise.all(Array.from({ length: Math.min(ENDS_CONCURRENCY, checkedOneByOne.length) }, lane))
       }),
     stream: (path, start = 0) =>
-      guarded(path, async (real) => {
-        if (!(await stat(real)).isFile()) return null
+      Effect.promise(async () => {
+        const opened = await openChecked(path, "file").catch(() => null)
+        if (opened === null) return null
+        const { handle } = opened
         return NodeStream.fromReadable<Uint8Array, unknown>({
+          // The checked descriptor itself is read: the path is never opened again.
           evaluate: () =>
-            createReadStream(real, { start: Math.max(0, Math.floor(start)), highWaterMark: STREAM_CHUNK }),
+            createReadStream("", {
+              fd: handle,
+              autoClose: true,
+              start: Math.max(0, Math.floor(start)),
+              highWaterMark: STREAM_CHUNK,
+            }),
           onError: (error) => error,
         }).pipe(
           // The file vanished or failed mid-read: the stream ends where it got to.
           Stream.catchCause(() => Stream.empty),
+          Stream.ensuring(Effect.promise(() => handle.close().catch(() => {}))),
         )
       }),
     stat: (path) =>
-      guarded(path, async (real) => {
-        const s = await stat(real)
-        return { kind: kindOf(s), size: s.size, mtimeMs: s.mtimeMs, birthtimeMs: s.birthtimeMs }
-      }),
+      withOpen(path, "any", async ({ stats }) => ({
+        kind: kindOf(stats),
+        size: stats.size,
+        mtimeMs: stats.mtimeMs,
+        birthtimeMs: stats.birthtimeMs,
+      })),
     list: (dir) =>
-      guarded(dir, async (real) => {
-        const entries = await readdir(real, { withFileTypes: true })
-        return entries.map(
-          (e): DirEntry => ({
-            name: e.name,
-            kind: e.isSymbolicLink() ? "link" : e.isFile() ? "file" : e.isDirectory() ? "directory" : "other",
-          }),
-        )
-      }),
-    realpath: (path) => guarded(path, async (real) => real),
+      withOpen(
+        dir,
+        "any",
+        async ({ handle, real, stats }) => {
+          if (!stats.isDirectory()) return null
+          // The open folder itself is listed (through its descriptor where the system names it).
+          const entries = await readdir(FD_LINKS ? fdPath(handle.fd) : real, { withFileTypes: true })
+          return entries.map(
+            (e): DirEntry => ({
+              name: e.name,
+              kind: e.isSymbolicLink()
+                ? "link"
+                : e.isFile()
+                  ? "file"
+                  : e.isDirectory()
+                    ? "directory"
+                    : "other",
+            }),
+          )
+        },
+        OPEN_FLAGS | constants.O_DIRECTORY,
+      ),
+    realpath: (path) => withOpen(path, "any", async ({ real }) => real),
   }
 }
 

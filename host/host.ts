@@ -1,18 +1,25 @@
 /**
- * startHost: load a plugin folder into this Node process under its grants.
- * Reads plugin.manifest.json, builds the broker, imports `main`, runs
- * `activate(api)`, and gives the caller the agents as Promises.
+ * startHost: load a plugin folder under its grants. Reads
+ * plugin.manifest.json, builds the broker, runs the plugin's `activate(api)`
+ * and gives the caller the agents as Promises.
+ *
+ * By default the plugin runs in a process of its own under Node's
+ * permission model (host/plugin-process/), reaching the broker over a
+ * channel; when that process dies its runs end Failed, its processes are
+ * ended, and the next call starts it again. `isolation: "in-process"`
+ * imports `main` into this process instead: for unit tests only.
  */
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Cause, Effect, Exit } from "effect"
 import type { Activate, PluginApi } from "../sdk/plugin-api.ts"
-import type { AgentFailure, AgentProvider, PluginTool } from "../sdk/protocol.ts"
+import type { AgentEvent, AgentFailure, AgentProvider, PluginTool } from "../sdk/protocol.ts"
 import { type BrokerOptions, type HostBroker, makeBroker } from "./broker.ts"
-import type { HostEvents } from "./events.ts"
+import { type HostEvents, makeEventHub } from "./events.ts"
 import type { HostLogger } from "./log.ts"
 import { loadManifest, type Manifest } from "./manifest.ts"
 import type { LiveProcess } from "./process-broker.ts"
+import { type PluginExit, type PluginProcess, startPluginProcess } from "./plugin-process/parent.ts"
 import type { JsonStorage } from "./storage.ts"
 import type { ToolHandler, ToolSpec } from "./tools.ts"
 
@@ -23,6 +30,12 @@ export interface StartHostOptions extends Omit<BrokerOptions, "hostDataDir" | "h
   readonly home?: string
   /** The host's data folder (storage, plugin data). */
   readonly dataDir: string
+  /**
+   * `process` (the default): the plugin in a child process under Node's
+   * permission model. `in-process`: imported into this process, with no
+   * wall but the broker's: for unit tests only.
+   */
+  readonly isolation?: "process" | "in-process"
 }
 
 /** Every method of an agent provider, by its camelCase name. */
@@ -68,6 +81,8 @@ export interface Host {
   ) => Promise<AgentMethodResult<M>>
   /** Children the plugin started that are still running. */
   readonly processes: () => ReadonlyArray<LiveProcess>
+  /** The plugin's own process, while it runs (null: in-process, or not started again yet). */
+  readonly pluginProcess: () => PluginProcess | null
   /** Dispose every agent, end every child process and wait for it, flush storage. */
   readonly close: () => Promise<void>
 }
@@ -95,24 +110,95 @@ const runToPromise = async <A>(
   throw wrap("Defect", Cause.pretty(exit.cause))
 }
 
+/** Import `main` into this process and run `activate` (the in-process mode). */
+const activateInProcess = async (pluginDir: string, manifest: Manifest, api: PluginApi): Promise<void> => {
+  const module = (await import(pathToFileURL(resolve(pluginDir, manifest.main)).href)) as Record<
+    string,
+    unknown
+  >
+  const activate = (module.activate ??
+    (module.default as Record<string, unknown> | undefined)?.activate ??
+    module.default) as Activate | undefined
+  if (typeof activate !== "function") throw new Error(`${manifest.main} exports no activate(api)`)
+  await runToPromise(
+    Effect.suspend(() => activate(api)),
+    (tag, message) => Object.assign(new Error(`${manifest.id}: activate failed: ${message}`), { tag }),
+  )
+}
+
+/** Runs started and not ended, per agent, so a dead plugin process can end them (a run always ends). */
+const openRunsOf = (events: HostEvents) => {
+  const open = new Map<string, { agentId: string; event: AgentEvent & { type: "RunStarted" } }>()
+  events.subscribe((e) => {
+    if (e.kind !== "agent_event") return
+    const key = `${e.agentId}\0${e.event.session_id}\0${e.event.run_id}`
+    if (e.event.type === "RunStarted") open.set(key, { agentId: e.agentId, event: e.event })
+    else if (e.event.type === "RunEnded") open.delete(key)
+  })
+  return {
+    /** Take every open run (they are ended by the caller). */
+    take: () => {
+      const runs = [...open.values()]
+      open.clear()
+      return runs
+    },
+  }
+}
+
 export const startHost = async (options: StartHostOptions): Promise<Host> => {
   const pluginDir = resolve(options.pluginDir)
   const manifest = await loadManifest(pluginDir)
-  const broker = await makeBroker(manifest, { ...options, hostDataDir: options.dataDir })
+  // The host keeps the hub's publish: a dead plugin process's runs are ended here.
+  const events = options.events ?? makeEventHub({ record: options.recordEvents ?? true })
+  const broker = await makeBroker(manifest, { ...options, events, hostDataDir: options.dataDir })
+  const isolated = (options.isolation ?? "process") === "process"
+
+  let plugin: PluginProcess | null = null
+  let starting: Promise<PluginProcess> | null = null
+  let closed = false
+  const openRuns = openRunsOf(broker.events)
+  /** Agents the dead plugin process had: a call to one waits for the restarted plugin to register it again. */
+  const lost = new Set<string>()
+  const died = (exit: PluginExit) => {
+    plugin = null
+    starting = null
+    // Its proxies answer nothing now: the agents are gone until the next process provides them.
+    for (const id of broker.agents.keys()) {
+      lost.add(id)
+      void Effect.runPromise(broker.api.agents.unprovide(id))
+    }
+    const error = `the plugin process died (${exit.signal ?? `code ${exit.code}`})`
+    for (const { agentId, event } of openRuns.take())
+      events.publish({
+        kind: "agent_event",
+        agentId,
+        event: {
+          type: "RunEnded",
+          session_id: event.session_id,
+          run_id: event.run_id,
+          outcome: "Failed",
+          error,
+          ...(event.delivery_ids && { delivery_ids: event.delivery_ids }),
+        },
+      })
+  }
+  /** The plugin process, started (again) when it is not running. */
+  const running = (): Promise<PluginProcess> => {
+    if (plugin) return Promise.resolve(plugin)
+    if (closed) return Promise.reject(new Error(`${manifest.id}: the host is closed`))
+    starting ??= startPluginProcess({ pluginDir, broker, onExit: died }).then(
+      (started) => (plugin = started),
+      (error: unknown) => {
+        starting = null
+        throw error
+      },
+    )
+    return starting
+  }
 
   try {
-    const module = (await import(pathToFileURL(resolve(pluginDir, manifest.main)).href)) as Record<
-      string,
-      unknown
-    >
-    const activate = (module.activate ??
-      (module.default as Record<string, unknown> | undefined)?.activate ??
-      module.default) as Activate | undefined
-    if (typeof activate !== "function") throw new Error(`${manifest.main} exports no activate(api)`)
-    await runToPromise(
-      Effect.suspend(() => activate(broker.api)),
-      (tag, message) => Object.assign(new Error(`${manifest.id}: activate failed: ${message}`), { tag }),
-    )
+    if (isolated) await running()
+    else await activateInProcess(pluginDir, manifest, broker.api)
   } catch (error) {
     await broker.close()
     throw error
@@ -124,10 +210,18 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
     return found
   }
 
+  /** After a restart, an agent the dead process had is waited for (stored accounts register once storage answers). */
+  const registered = async (agentId: string): Promise<void> => {
+    if (broker.agents.has(agentId) || !lost.has(agentId)) return
+    await events
+      .waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
+      .catch(() => undefined)
+  }
+
   const call = (<M extends AgentMethod>(agentId: string, method: M, params?: AgentMethodParams<M>) => {
     const cwd = (params as { cwd?: unknown } | undefined)?.cwd
     if (typeof cwd === "string" && cwd !== "") broker.addWorkspace(cwd)
-    return Promise.resolve()
+    return (isolated ? running().then(() => registered(agentId)) : Promise.resolve())
       .then(() => {
         const provider = agent(agentId)
         const fn = provider[method] as unknown as (p?: unknown) => Effect.Effect<unknown, unknown>
@@ -154,6 +248,12 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
     tools: broker.tools,
     call,
     processes: broker.processes.live,
-    close: broker.close,
+    pluginProcess: () => plugin,
+    close: async () => {
+      closed = true
+      // The agents are disposed through the channel first, so sessions end as they would in-process.
+      await broker.close()
+      await plugin?.stop()
+    },
   }
 }

@@ -10,7 +10,7 @@ describe("manifest", () => {
     expect(manifest.id).toBe("convergence/claude")
     expect(manifest.main).toBe("main.ts")
     expect(satisfies(HOST_API_VERSION, manifest.pluginApi)).toBe(true)
-    expect(manifest.grants.process?.commands).toEqual(["claude", "npm"])
+    expect(manifest.grants.process?.commands).toEqual(["claude", "npm", "git"])
     expect(manifest.grants["agents.provide"]).toBeDefined()
     expect(manifest.grants.env?.names).toEqual(["HOME", "CLAUDE_CONFIG_DIR", "CLAUDE_*"])
     expect(manifest.grants["fs.read"]?.map((s) => s.scope)).toEqual([

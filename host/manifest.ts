@@ -33,7 +33,16 @@ export const Manifest = z.looseObject({
   grants: z
     .looseObject({
       "agents.provide": z.looseObject({ reason: Reason }).optional(),
-      process: z.looseObject({ commands: z.array(z.string().min(1)), reason: Reason }).optional(),
+      process: z
+        .looseObject({
+          commands: z.array(z.string().min(1)),
+          /** Argument patterns per command (host/process-grants.ts); a command not named takes any. */
+          args: z.record(z.string(), z.array(z.string().min(1))).optional(),
+          /** The variables the plugin may set for a command (`CLAUDE_*`). */
+          env: z.array(z.string().min(1)).optional(),
+          reason: Reason,
+        })
+        .optional(),
       "fs.read": z.array(FsScope).optional(),
       env: z.looseObject({ names: z.array(z.string().min(1)), reason: Reason }).optional(),
     })

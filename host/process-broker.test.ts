@@ -14,7 +14,7 @@ const FAKE_CLAUDE = `#!/bin/sh
 case "$1" in
   --version) echo "2.1.332 (Claude Code)"; exit 0 ;;
   echo)
-    echo "started $PWD \${FAKE_VAR-unset} \${REMOVED-unset}"
+    echo "started $PWD \${CLAUDE_FAKE_VAR-unset} \${CLAUDE_REMOVED-unset}"
     while IFS= read -r line; do echo "echo:$line"; done
     echo "stdin closed" >&2
     exit 3 ;;
@@ -29,6 +29,10 @@ case "$1" in
     echo "child $!"
     wait ;;
   sleep) sleep 1000 ;;
+  escape)
+    setsid sleep 1000 &
+    echo "child $!"
+    wait ;;
 esac
 `
 
@@ -40,7 +44,7 @@ beforeEach(async () => {
   world = makeTempWorld()
   world.command("claude", FAKE_CLAUDE)
   world.command("bash", "echo not granted") // on the login PATH, but not granted
-  loginEnv = { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin`, REMOVED: "present" }
+  loginEnv = { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin`, CLAUDE_REMOVED: "present" }
   broker = await makeBroker(await loadManifest(repoRoot), {
     home: world.home,
     hostDataDir: world.hostData,
@@ -55,6 +59,7 @@ afterEach(async () => {
 })
 
 const proc = () => broker.api.process
+const refusals = () => broker.logger.refusals().map((e) => e.message)
 const failureOf = async (effect: Effect.Effect<unknown, unknown, Scope.Scope>) => {
   const exit = await Effect.runPromiseExit(Effect.scoped(effect))
   if (Exit.isSuccess(exit)) throw new Error("expected a failure")
@@ -110,7 +115,8 @@ describe("process grants", () => {
 
 describe("spawn", () => {
   it("a missing working directory is a BrokerFailure that names it", async () => {
-    const cwd = join(world.root, "no-such-dir")
+    broker.addWorkspace(world.workspace)
+    const cwd = join(world.workspace, "no-such-dir")
     expect(await failureOf(proc().spawn("claude", ["echo"], { cwd }))).toMatchObject({
       _tag: "BrokerFailure",
       detail: `claude: the working directory ${cwd} does not exist`,
@@ -124,7 +130,7 @@ describe("spawn", () => {
         Effect.gen(function* () {
           const handle = yield* proc().spawn("claude", ["echo"], {
             cwd: world.workspace,
-            env: { FAKE_VAR: "set", REMOVED: undefined },
+            env: { CLAUDE_FAKE_VAR: "set", CLAUDE_REMOVED: undefined },
           })
           const next = yield* lineReader(handle)
           const first = yield* next
@@ -271,5 +277,90 @@ describe("run", () => {
     expect(error).toMatchObject({ _tag: "BrokerFailure", operation: "run" })
     expect(error?.message).toContain("did not finish within 200 ms")
     expect(broker.processes.live()).toEqual([])
+  })
+})
+
+describe("what a granted command may be asked", () => {
+  it("npm runs only the grant's argument patterns: view, ls and the update install, never exec", async () => {
+    world.command("npm", 'echo "npm $*"')
+    const ok = await Effect.runPromise(proc().run("npm", ["view", "@anthropic-ai/claude-code", "version"]))
+    expect(ok.stdout).toBe("npm view @anthropic-ai/claude-code version\n")
+    const install = ["install", "-g", "--prefix", "/opt/x", "@anthropic-ai/claude-code@latest"]
+    expect((await Effect.runPromise(proc().run("npm", install))).code).toBe(0)
+    for (const args of [
+      ["exec", "-c", "touch /tmp/owned"],
+      ["view", "@anthropic-ai/claude-code", "version", "--prefix", "/x", "extra"],
+      ["install", "-g", "--prefix", "/opt/x", "evil@latest"],
+      [],
+    ]) {
+      const failure = await failureOf(proc().spawn("npm", args))
+      expect(failure).toMatchObject({ _tag: "NotGranted" })
+    }
+    expect(refusals().filter((r) => r.includes("match none of the manifest's patterns")).length).toBe(4)
+  })
+
+  it("the working directory must lie in a granted scope: /etc and the host's data are refused", async () => {
+    broker.addWorkspace(world.workspace)
+    for (const cwd of ["/etc", world.hostData, join(world.workspace, "..")]) {
+      const failure = await failureOf(proc().spawn("claude", ["echo"], { cwd }))
+      expect(failure).toMatchObject({ _tag: "NotGranted" })
+    }
+    const inside = await Effect.runPromise(proc().run("claude", ["--version"], { cwd: world.workspace }))
+    expect(inside.code).toBe(0)
+  })
+
+  it("only granted variables may be set: never PATH, NODE_OPTIONS or LD_*, nor one the grant does not name", async () => {
+    for (const name of [
+      "PATH",
+      "NODE_OPTIONS",
+      "LD_PRELOAD",
+      "BASH_ENV",
+      "GIT_SSH_COMMAND",
+      "SOMETHING_ELSE",
+    ]) {
+      const failure = await failureOf(proc().spawn("claude", ["echo"], { env: { [name]: "x" } }))
+      expect(failure).toMatchObject({ _tag: "NotGranted" })
+    }
+    const granted = await Effect.runPromise(
+      proc().run("claude", ["--version"], { env: { CLAUDE_CODE_X: "1", ANTHROPIC_BASE_URL: "http://x" } }),
+    )
+    expect(granted.code).toBe(0)
+  })
+})
+
+describe("descendants in other process groups", () => {
+  /** Start `claude escape`: its child runs `setsid sleep`, in a session and group of its own. */
+  const startEscape = (scope: Scope.Scope) =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const handle = yield* proc().spawn("claude", ["escape"])
+        const line = yield* yield* lineReader(handle)
+        return { pid: handle.pid!, escaped: Number(line.split(" ")[1]) }
+      }).pipe(Scope.provide(scope)),
+    )
+  const waitFor = async (check: () => boolean, ms: number) => {
+    const until = Date.now() + ms
+    while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+    return check()
+  }
+
+  it("closing the scope ends a descendant that left the group", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    const { pid, escaped } = await startEscape(scope)
+    await waitFor(() => pidAlive(escaped), 1_000)
+    expect(pidAlive(escaped)).toBe(true)
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    expect(pidAlive(pid)).toBe(false)
+    expect(pidAlive(escaped)).toBe(false)
+  })
+
+  it("a child killed from outside leaves live() at once, and what it started ends without waiting for the scope", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    const { pid, escaped } = await startEscape(scope)
+    await waitFor(() => pidAlive(escaped), 1_000)
+    process.kill(pid, "SIGKILL")
+    expect(await waitFor(() => broker.processes.live().length === 0, 2_000)).toBe(true)
+    expect(await waitFor(() => !pidAlive(escaped), 3_000)).toBe(true)
+    await Effect.runPromise(Scope.close(scope, Exit.void))
   })
 })

@@ -6,8 +6,20 @@
  * SIGTERM to the group, SIGKILL after a grace period, and waits for the exit
  * (and for any member of the group still alive) before the scope is closed.
  * The broker also tracks every live child, so the host can end them all.
+ *
+ * A child's own children may leave its group (the CLI runs each Bash command
+ * in a group of its own) and outlive it (re-parented when it dies). So every
+ * child carries a tag in its environment, which its descendants inherit, and
+ * ending a child ends every process that carries its tag, and every process
+ * below it in the tree, in whatever group. A child that exits on its own has
+ * its leftovers ended at once, and leaves `live()` at once.
+ *
+ * What the plugin may ask is cut by the grant (process-grants.ts): argument
+ * patterns per command, a working directory inside a granted scope, and only
+ * the granted variables set.
  */
 import { type ChildProcess, spawn as nodeSpawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { constants, readdirSync, readFileSync } from "node:fs"
 import { access, stat } from "node:fs/promises"
 import { posix } from "node:path"
@@ -23,9 +35,16 @@ import {
   type SpawnOptions,
 } from "../sdk/plugin-api.ts"
 import type { EnvSource } from "./env-broker.ts"
+import { argsRule, envRule } from "./process-grants.ts"
 
 export interface ProcessBrokerOptions {
   readonly commands: ReadonlyArray<string>
+  /** Argument patterns per command (process-grants.ts); a command not named takes any. */
+  readonly args?: Readonly<Record<string, ReadonlyArray<string>>>
+  /** Names the plugin may set or remove (`CLAUDE_*`). Default: none. */
+  readonly settableEnv?: ReadonlyArray<string>
+  /** May a child run in `cwd` (absolute)? Default: anywhere. The default cwd always may. */
+  readonly cwdGranted?: (cwd: string) => boolean
   /** The login environment, read at every call (PATH for the lookup, the child's env). */
   readonly env: EnvSource
   /** The working directory when the plugin names none. */
@@ -52,6 +71,8 @@ export interface ProcessBroker extends ProcessShape {
 }
 
 interface Child extends LiveProcess {
+  /** The value of TAG in its environment, inherited by everything it starts. */
+  readonly tag: string
   readonly node: ChildProcess
   readonly exited: Promise<ProcessExit>
   exit: ProcessExit | null
@@ -120,6 +141,96 @@ const groupGone = async (pgid: number, ms: number): Promise<boolean> => {
     await sleep(25)
   }
   return true
+}
+
+// ---------------------------------------------------------------------------
+// Descendants: by tag and by the process tree
+
+/** The variable every child carries, and its descendants with it. */
+export const TAG = "CVG_BROKER_TAG"
+
+interface ProcEntry {
+  readonly pid: number
+  readonly ppid: number
+  readonly state: string
+}
+
+/** Every process in /proc (empty where there is none). */
+const procTable = (): ProcEntry[] => {
+  let names: string[]
+  try {
+    names = readdirSync("/proc").filter((name) => /^\d+$/.test(name))
+  } catch {
+    return []
+  }
+  const out: ProcEntry[] = []
+  for (const name of names) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
+      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      out.push({ pid: Number(name), ppid: Number(ppid), state: state ?? "" })
+    } catch {}
+  }
+  return out
+}
+
+/** Does `pid`'s environment carry `TAG=tag`? */
+const carries = (pid: number, needle: Buffer): boolean => {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`)
+    return environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) >= 0
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Every live process that is `child`'s: it carries the child's tag, or it
+ * descends from the child or from one that does. Zombies are left out (they
+ * are gone already, waiting only to be reaped).
+ */
+const leftoversOf = (child: Child): number[] => {
+  const table = procTable()
+  const needle = Buffer.from(`${TAG}=${child.tag}\0`)
+  const ours = new Set<number>()
+  for (const p of table) if (p.pid !== process.pid && carries(p.pid, needle)) ours.add(p.pid)
+  if (!child.exit) ours.add(child.pid)
+  // Below any of ours in the tree, whatever its environment.
+  let grew = true
+  while (grew) {
+    grew = false
+    for (const p of table)
+      if (!ours.has(p.pid) && ours.has(p.ppid) && p.pid !== process.pid) {
+        ours.add(p.pid)
+        grew = true
+      }
+  }
+  const live = new Set(table.filter((p) => p.state !== "Z").map((p) => p.pid))
+  return [...ours].filter((pid) => pid !== child.pid && live.has(pid))
+}
+
+const signalAll = (pids: ReadonlyArray<number>, signal: NodeJS.Signals) => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal)
+    } catch {}
+  }
+}
+
+/** End what a child left behind: SIGTERM, SIGKILL after the grace, each wait bounded. */
+const endLeftovers = async (child: Child, grace: number): Promise<void> => {
+  let left = leftoversOf(child)
+  if (left.length === 0) return
+  signalAll(left, "SIGTERM")
+  const until = Date.now() + grace
+  while (left.length > 0 && Date.now() < until) {
+    await sleep(25)
+    left = leftoversOf(child)
+  }
+  if (left.length === 0) return
+  signalAll(left, "SIGKILL")
+  const killedBy = Date.now() + 1_000
+  while (leftoversOf(child).length > 0 && Date.now() < killedBy) await sleep(25)
 }
 
 // The last resort: if the host process itself exits, no child of ours stays.
@@ -215,6 +326,8 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
           await groupGone(child.pid, 1_000)
         }
       }
+      // Its descendants in other groups, re-parented or not.
+      await endLeftovers(child, grace)
       children.delete(child)
       everyLiveGroup.delete(child.pid)
     })()
@@ -229,10 +342,11 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
   ): Effect.Effect<Child, BrokerFailure> =>
     Effect.callback<Child, BrokerFailure>((resume) => {
       let node: ChildProcess
+      const tag = randomBytes(12).toString("hex")
       try {
         node = nodeSpawn(path, [...args], {
           cwd: spawnOptions.cwd ?? options.defaultCwd,
-          env: mergeEnv(options.env(), spawnOptions.env),
+          env: { ...mergeEnv(options.env(), spawnOptions.env), [TAG]: tag },
           detached: true, // its own process group, so the whole tree can be signalled
           stdio: ["pipe", "pipe", "pipe"],
         })
@@ -253,6 +367,7 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
         let settle!: (exit: ProcessExit) => void
         const child: Child = {
           pid,
+          tag,
           command,
           args: [...args],
           node,
@@ -263,6 +378,8 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
         node.once("exit", (code, signal) => {
           child.exit = { code, signal }
           settle(child.exit)
+          // Died on its own (killed, crashed): what it started is not left running.
+          if (!child.ending) void endLeftovers(child, grace)
         })
         children.add(child)
         everyLiveGroup.add(pid)
@@ -326,6 +443,38 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
     }
   }
 
+  const argsAllowed = argsRule(options.args ?? {})
+  const envAllowed = envRule(options.settableEnv ?? [])
+
+  /** The call's arguments, cwd and variables against the grant. */
+  const checkCall = (
+    command: string,
+    args: ReadonlyArray<string>,
+    spawnOptions: SpawnOptions,
+  ): NotGranted | null => {
+    const refused = (what: string, reason: string) => {
+      options.refuse(command, `${what}: ${reason}`)
+      return new NotGranted({ capability: "process", detail: `${command}: ${what} (${reason})` })
+    }
+    if (!Array.isArray(args) || args.some((a) => typeof a !== "string"))
+      return refused("arguments", "not a list of strings")
+    const badArgs = argsAllowed.refusal(command, args)
+    if (badArgs) return refused(`arguments ${JSON.stringify(args.join(" ").slice(0, 200))}`, badArgs)
+    const cwd = spawnOptions.cwd
+    if (cwd !== undefined && cwd !== options.defaultCwd) {
+      if (typeof cwd !== "string" || !posix.isAbsolute(cwd))
+        return refused(`working directory ${String(cwd)}`, "not an absolute path")
+      const normal = posix.normalize(cwd).replace(/(.)\/$/, "$1")
+      if (normal !== options.defaultCwd && options.cwdGranted && !options.cwdGranted(normal))
+        return refused(`working directory ${cwd}`, "outside every fs.read scope")
+    }
+    for (const name of Object.keys(spawnOptions.env ?? {})) {
+      const reason = envAllowed.refusal(name)
+      if (reason) return refused(`variable ${name}`, reason)
+    }
+    return null
+  }
+
   const spawn = (
     command: string,
     args: ReadonlyArray<string>,
@@ -333,6 +482,8 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
   ): Effect.Effect<ProcessHandle, NotGranted | BrokerFailure, Scope.Scope> =>
     Effect.gen(function* () {
       const path = yield* which(command)
+      const refusedCall = checkCall(command, args, spawnOptions)
+      if (refusedCall) return yield* Effect.fail(refusedCall)
       if (path === null)
         return yield* Effect.fail(
           new BrokerFailure({ operation: "spawn", detail: `${command} is not on the login PATH` }),
@@ -408,7 +559,9 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
     spawn,
     run,
     which,
-    live: () => [...children].map(({ pid, command, args }) => ({ pid, command, args })),
+    // A child that exited is not live, even while what it left behind is being ended.
+    live: () =>
+      [...children].filter((c) => c.exit === null).map(({ pid, command, args }) => ({ pid, command, args })),
     closeAll: async () => {
       await Promise.all([...children].map((child) => end(child)))
     },

@@ -232,7 +232,13 @@ export interface ToolCall {
   readonly kind: ToolKind
   readonly title: string
   readonly input: unknown
-  /** A unified diff (Edit, MultiEdit, NotebookEdit). */
+  /**
+   * A unified diff (Edit, MultiEdit, NotebookEdit). At ToolCallStarted it is
+   * built from the call's input (the edited fragment alone: its line numbers
+   * count from the fragment); at ToolCallFinished, once the CLI's result is
+   * in, it is the CLI's own patch of the file, with the file's true line
+   * numbers and context (Write of an existing file too).
+   */
   readonly diff?: string
   /** The whole new file (Write). */
   readonly new_text?: string

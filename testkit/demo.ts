@@ -1,8 +1,11 @@
 // The built-in demo: a scripted model conversation that shows every kind of
 // event the front end draws (thinking and text, a plan, a Bash call that asks
 // for approval, Write then Edit with a diff, a subagent, a question; then, on
-// a prompt saying "slow", a long Bash call to interrupt). `npm start` serves
-// it on 127.0.0.1 when no login is found (host/tui/demo-env.ts).
+// a prompt saying "slow", a long Bash call to interrupt; on "long", a command
+// with more output than the screen shows; the `demo-summary` skill answers
+// with a markdown table; "what did I say" lists the prompts the model was
+// sent, to show what a rewind or fork kept). `npm start` serves it on 127.0.0.1 when no login
+// is found (host/tui/demo-env.ts).
 
 import { join } from "node:path"
 import {
@@ -39,6 +42,46 @@ export const SLOW_COMMAND = "echo 'waiting 30 s' && sleep 30"
 
 export const DEMO_QUESTION = "Which greeting should the script print?"
 
+/** A prompt with "long" runs this read-only command: 30 lines, more than a tool's output shows. */
+export const LONG_COMMAND = "seq 1 30"
+
+/** The user skill demo-env.ts writes into the demo's HOME, and the marker its body carries. */
+export const DEMO_SKILL = "demo-summary"
+export const DEMO_SKILL_MARK = "DEMO-SKILL-SUMMARY"
+export const DEMO_SKILL_BODY = `${DEMO_SKILL_MARK}: sum up what the demo made in the workspace, as a markdown table.`
+
+/** The prompts the model was sent, oldest first: user texts, without the CLI's own `<…>` notes. */
+const promptsSeen = (req: RequestView): string[] =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) =>
+      typeof m.content === "string"
+        ? [m.content]
+        : Array.isArray(m.content)
+          ? m.content.flatMap((b: { type?: string; text?: unknown }) =>
+              b?.type === "text" && typeof b.text === "string" ? [b.text] : [],
+            )
+          : [],
+    )
+    .map((t) => t.trim())
+    .filter((t) => t !== "" && !t.startsWith("<"))
+
+/** Every text of the last user turn (a skill's body arrives as its own block). */
+const lastUserTexts = (req: RequestView): string =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .slice(-1)
+    .flatMap((m) =>
+      typeof m.content === "string"
+        ? [m.content]
+        : Array.isArray(m.content)
+          ? m.content.flatMap((b: { type?: string; text?: unknown }) =>
+              b?.type === "text" && typeof b.text === "string" ? [b.text] : [],
+            )
+          : [],
+    )
+    .join("\n")
+
 const PLAN = [
   { content: "Run a shell command", activeForm: "Running a shell command" },
   { content: "Write and edit a file", activeForm: "Writing and editing a file" },
@@ -72,7 +115,7 @@ export function demoScenario(workspace: string): Scenario {
             "ask a subagent to check it, and ask one question.",
         ),
         text(
-          "Hello! I am the **scripted demo model**: every answer here comes from testkit/demo.ts, " +
+          "Hello! I am the **scripted demo model**: every answer here comes from `testkit/demo.ts`, " +
             "not from Claude. Let me show you what a session looks like. First, a plan.",
         ),
         plan(0),
@@ -145,7 +188,7 @@ export function demoScenario(workspace: string): Scenario {
       say([
         text(
           "That is the whole demo: text and thinking, a plan, an approval, a diff, a subagent and a question. " +
-            "Log in with `claude auth login` (or set ANTHROPIC_API_KEY) and run `npm start` again to talk to the real model.",
+            "Sign in with `npx claude auth login` (or set ANTHROPIC_API_KEY) and run `npm start` again to talk to the real model.",
         ),
       ]),
     ],
@@ -164,8 +207,27 @@ export function demoScenario(workspace: string): Scenario {
       },
     ],
     exhausted: (conversation, req) => {
-      if (conversation === "main" && req.toolResults().length > 0)
+      const results = req.toolResults()
+      if (conversation === "main" && results.length > 0 && /\b30\b/.test(lastResult(req)))
+        return say([text("That was 30 lines; the screen shows the first few, `/expand` shows them all.")])
+      if (conversation === "main" && results.length > 0)
         return say([text(`The slow command finished: ${lastResult(req) || "(no output)"}.`)])
+      if (conversation === "main" && /\bwhat did I say\b/i.test(req.lastUserText()))
+        return say([text(`You said: ${promptsSeen(req).slice(0, -1).join(" · ")}`)])
+      if (conversation === "main" && lastUserTexts(req).includes(DEMO_SKILL_MARK)) {
+        return say([
+          text(
+            "## What the demo made\n\n" +
+              "| File | What it is |\n|---|---|\n| `hello.py` | greets, *edited* once |\n| `notes/demo.txt` | one line from Bash |\n\n" +
+              "The skill **demo-summary** ran: its text came from your `~/.claude/skills`.",
+          ),
+        ])
+      }
+      if (conversation === "main" && /\blong\b/i.test(req.lastUserText()))
+        return say([
+          text("A command with a long output:"),
+          toolUse("Bash", { command: LONG_COMMAND, description: "Count to 30" }),
+        ])
       if (conversation === "main" && /\bslow\b/i.test(req.lastUserText()))
         return say([
           text("A slow command, so you can interrupt it with Ctrl-C."),
@@ -173,7 +235,7 @@ export function demoScenario(workspace: string): Scenario {
         ])
       return message([
         text(
-          "The demo script has ended. Log in with `claude auth login` (or set ANTHROPIC_API_KEY) " +
+          "The demo script has ended. Sign in with `npx claude auth login` (or set ANTHROPIC_API_KEY) " +
             "and run `npm start` again to talk to the real model; `/quit` leaves.",
         ),
       ])

@@ -2,13 +2,13 @@
  * The offline demo world: testkit's scripted model on 127.0.0.1 playing the
  * demo scenario, a temporary HOME, workspace and host data folder, and a
  * `demo` account (plugin storage `instances`) whose env points the CLI at the
- * scripted model, the way a proxy account would.
+ * scripted model, the way a proxy account would, and a user skill to invoke.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { DEMO_ENV, demoScenario } from "../../testkit/demo.ts"
+import { DEMO_ENV, DEMO_SKILL, DEMO_SKILL_BODY, demoScenario } from "../../testkit/demo.ts"
 import { type ModelServer, startModelServer } from "../../testkit/model-server.ts"
 import { storageFile } from "../broker.ts"
 import { loadManifest } from "../manifest.ts"
@@ -32,6 +32,16 @@ export interface DemoWorld {
   readonly close: () => Promise<void>
 }
 
+/** A user skill in the demo's HOME, so `/<skill>` has something of the user's own to run. */
+const writeDemoSkill = (home: string): void => {
+  const dir = join(home, ".claude", "skills", DEMO_SKILL)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(
+    join(dir, "SKILL.md"),
+    `---\nname: ${DEMO_SKILL}\ndescription: Sum up the demo workspace in a short markdown table\n---\n\n${DEMO_SKILL_BODY}\n`,
+  )
+}
+
 /** The stored account that points the CLI at `url` (as a proxy account's env would). */
 export const demoAccount = (url: string) => ({
   id: DEMO_ACCOUNT_ID,
@@ -39,13 +49,26 @@ export const demoAccount = (url: string) => ({
   env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "sk-ant-demo-scripted-model" },
 })
 
-export const startDemoWorld = async (pluginDir: string, keep = false): Promise<DemoWorld> => {
+export interface DemoWorldOptions {
+  /** Keep the temporary folder (to look at it afterwards). */
+  readonly keep?: boolean
+  /** Work in this folder rather than the temporary one (--cwd): the demo writes notes/ and hello.py there. */
+  readonly workspace?: string
+}
+
+export const startDemoWorld = async (
+  pluginDir: string,
+  options: DemoWorldOptions = {},
+): Promise<DemoWorld> => {
+  const keep = options.keep === true
   const root = realpathSync(mkdtempSync(join(tmpdir(), "cvg-demo-")))
-  const [home, workspace, dataDir, tmp] = ["home", "workspace", "host-data", "tmp"].map((d) => {
+  const [home, ownWorkspace, dataDir, tmp] = ["home", "workspace", "host-data", "tmp"].map((d) => {
     const path = join(root, d)
     mkdirSync(path, { recursive: true })
     return path
   }) as [string, string, string, string]
+  const workspace = options.workspace ? realpathSync(options.workspace) : ownWorkspace
+  writeDemoSkill(home)
   const server = await startModelServer(demoScenario(workspace))
   try {
     const manifest = await loadManifest(pluginDir)

@@ -26,31 +26,77 @@ const task = (over: Partial<TaskInfo> = {}): TaskInfo => ({
 })
 
 describe("streamed text and reasoning", () => {
-  it("joins deltas of one item and starts a new line for the next item", () => {
-    const out = play([
-      { type: "RunStarted", session_id: S, run_id: R },
-      { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "I should " },
-      { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "greet back." },
-      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: "Hello" },
-      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: " there!\nSecond line" },
-    ])
-    expect(out).toBe("✻ Thinking…\n  I should greet back.\nHello there!\nSecond line")
+  it("joins deltas of one item and gives the screen only whole lines", () => {
+    const r = plain()
+    const out = play(
+      [
+        { type: "RunStarted", session_id: S, run_id: R },
+        { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "I should " },
+        { type: "ReasoningDelta", session_id: S, run_id: R, item_id: "m:0", text: "greet back." },
+        { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: "Hello" },
+        { type: "TextDelta", session_id: S, run_id: R, item_id: "m:1", text: " there!\n\nSecond line" },
+      ],
+      r,
+    )
+    // The first paragraph is whole at its blank line; the second waits for the stream's end.
+    expect(out).toBe("✻ Thinking…\n  I should greet back.\nHello there!\n")
+    expect(r.flush()).toBe("\nSecond line\n")
+  })
+
+  it("wraps long thinking under its indent", () => {
+    const r = makeRenderer({ color: false, width: () => 24 })
+    const out = r.event({
+      type: "ReasoningDelta",
+      session_id: S,
+      item_id: "m:0",
+      text: "the quick brown fox jumps over the lazy dog\n",
+    })
+    expect(out).toBe("✻ Thinking…\n  the quick brown fox\n  jumps over the lazy\n  dog\n")
+  })
+
+  it("folds thinking past its lines, and /expand has all of it", () => {
+    const r = makeRenderer({ color: false, thinkingLines: 2 })
+    const out = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "a\nb\nc\nd\n" })
+    expect(out + r.flush()).toBe("✻ Thinking…\n  a\n  b\n  … 2 more lines of thinking · /expand 1\n")
+    expect(r.expand(1)).toBe("a\nb\nc\nd")
+  })
+
+  it("renders markdown with colour: emphasis, lists, code, tables", () => {
+    const r = colored()
+    const out = stripAnsi(
+      r.event({
+        type: "TextDelta",
+        session_id: S,
+        item_id: "m:1",
+        text: "Some **bold** words.\n\n- one\n- two\n\n```js\nconst x = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+      }) + r.flush(),
+    )
+    expect(out).toContain("Some bold words.")
+    expect(out).not.toContain("**")
+    expect(out).toMatch(/\* one\n\s*\* two/)
+    expect(out).toContain("const x = 1")
+    expect(out).not.toContain("```")
+    expect(out).toMatch(/│ a +│ b +│/)
   })
 
   it("dims reasoning and leaves text unstyled", () => {
     const r = colored()
-    const thought = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "hmm" })
-    const said = r.event({ type: "TextDelta", session_id: S, item_id: "m:1", text: "Hi" })
+    const thought = r.event({ type: "ReasoningDelta", session_id: S, item_id: "m:0", text: "hmm\n" })
+    r.event({ type: "TextDelta", session_id: S, item_id: "m:1", text: "Hi" })
     expect(thought).toContain("\u001b[2m")
-    expect(said).toBe("\nHi")
+    expect(stripAnsi(r.flush())).toBe("Hi\n")
   })
 
   it("puts a subagent's text behind its task's gutter", () => {
-    const out = play([
-      { type: "Task", session_id: S, task: task() },
-      { type: "TextDelta", session_id: S, task_id: "toolu_agent", item_id: "a:0", text: "one\ntwo" },
-    ])
-    expect(out).toContain("│ one\n│ two")
+    const r = plain()
+    const out = play(
+      [
+        { type: "Task", session_id: S, task: task() },
+        { type: "TextDelta", session_id: S, task_id: "toolu_agent", item_id: "a:0", text: "one\ntwo" },
+      ],
+      r,
+    )
+    expect(out + r.flush()).toContain("│ one\n│ two\n")
   })
 })
 
@@ -81,10 +127,11 @@ describe("tool calls", () => {
       session_id: S,
       call: bash({ status: "Completed", exit_code: 0, output_text: "1\n2\n3\n4" }),
     })
-    expect(out).toContain("    1\n    2\n    … 2 more lines\n")
+    expect(out).toContain("    1\n    2\n    … 2 more lines · /expand 1\n")
+    expect(r.expand(1)).toBe("1\n2\n3\n4")
   })
 
-  it("colours a unified diff: + green, - red, @@ cyan", () => {
+  it("colours a unified diff: + green, - red; the fragment's @@ numbers are left out", () => {
     const diff = "--- a/notes.md\n+++ b/notes.md\n@@ -1,2 +1,2 @@\n line one\n-line two\n+line 2 (edited)\n"
     const call: ToolCall = {
       id: "e1",
@@ -98,8 +145,64 @@ describe("tool calls", () => {
     const out = colored().event({ type: "ToolCallStarted", session_id: S, call })
     expect(out).toContain("\u001b[32m+line 2 (edited)\u001b[39m")
     expect(out).toContain("\u001b[31m-line two\u001b[39m")
-    expect(out).toContain("\u001b[36m@@ -1,2 +1,2 @@\u001b[39m")
+    expect(stripAnsi(out)).not.toContain("@@")
     expect(stripAnsi(out)).toContain("⏺ Edit /ws/notes.md\n")
+  })
+
+  it("shows an edit's result as the CLI's structuredPatch: true line numbers, context, indentation", () => {
+    // What 2.1.332 puts in tool_use_result (testdata/write_edit): an edit on line 2 of an indented file.
+    const call: ToolCall = {
+      id: "e1",
+      name: "Edit",
+      kind: "edit",
+      title: "Edit /ws/hello.py",
+      input: {},
+      status: "Completed",
+      diff: '@@ -1,1 +1,1 @@\n-print("Hello")\n+print("Hello, world")\n',
+      output: {
+        filePath: "/ws/hello.py",
+        structuredPatch: [
+          {
+            oldStart: 1,
+            oldLines: 3,
+            newStart: 1,
+            newLines: 3,
+            lines: [" def greet():", '-    print("Hello")', '+    print("Hello, world")', " "],
+          },
+        ],
+      },
+      output_text: "The file /ws/hello.py has been updated successfully.",
+    }
+    const out = play([{ type: "ToolCallFinished", session_id: S, call }])
+    expect(out).toBe(
+      [
+        "  ⎿ ✓ Completed",
+        "    @@ -1,3 +1,3 @@",
+        "     def greet():",
+        '    -    print("Hello")',
+        '    +    print("Hello, world")',
+        "     ",
+        "",
+      ].join("\n"),
+    )
+    // A stored call draws the true patch alone.
+    expect(plain().transcript([{ type: "tool_call", id: "e1", call }])).not.toContain("@@ -1,1")
+  })
+
+  it("cuts a long diff the same way, with /expand for the rest", () => {
+    const r = makeRenderer({ color: false, diffLines: 2 })
+    const call: ToolCall = {
+      id: "e2",
+      name: "Edit",
+      kind: "edit",
+      title: "Edit /ws/a",
+      input: {},
+      status: "Running",
+      diff: "-a\n+b\n-c\n+d\n",
+    }
+    expect(r.event({ type: "ToolCallStarted", session_id: S, call })).toBe(
+      "⏺ Edit /ws/a\n  -a\n  +b\n  … 2 more diff lines · /expand 1\n",
+    )
   })
 
   it("shows a written file as added lines", () => {
@@ -176,7 +279,7 @@ describe("plan, tasks, prompts", () => {
     expect(out).toContain("│ ◐ Agent: Nested")
     expect(out).toContain("│ │ ⏺ Bash $ ls\n")
     expect(out).toContain(
-      "☑ Agent: Count workspace files · general-purpose · Completed · 1 tool uses · 1.2k tokens\n",
+      "☑ Agent: Count workspace files · general-purpose · Completed · 1 tool use · 1.2k tokens\n",
     )
     expect(out).toContain("  There are 3 files.\n")
     expect(out).toMatch(/Tasks\n {2}└─ ☑ Agent: Count workspace files[^\n]*\n {5}└─ ◐ Agent: Nested/)
@@ -246,7 +349,7 @@ describe("plan, tasks, prompts", () => {
       },
     ])
     expect(out).toBe(
-      "? Allow Bash: rm -rf build\n  Remove the build folder\n  a allow · d deny · A always allow for this session\n",
+      "? Allow Bash: rm -rf build\n  Remove the build folder\n  a allow · d [reason] deny · A always (until this session ends)\n",
     )
   })
 
@@ -307,7 +410,7 @@ describe("the end of a run", () => {
     expect(out).toMatch(/rate limits: 5-hour 42% \(resets \d\d:\d\d\)\n/)
   })
 
-  it("says when no limits were reported and shows a failure's error", () => {
+  it("says nothing of limits when none were reported, and shows a failure's error", () => {
     const out = play([
       {
         type: "RunEnded",
@@ -317,7 +420,20 @@ describe("the end of a run", () => {
         error: "The CLI exited (code 1)\nmore",
       },
     ])
-    expect(out).toBe("── Failed\n   The CLI exited (code 1)\n   rate limits: none reported\n")
+    expect(out).toBe("── Failed\n   The CLI exited (code 1)\n")
+  })
+
+  it("leaves out the context of a run that never reached the model", () => {
+    const out = play([
+      {
+        type: "RunEnded",
+        session_id: S,
+        run_id: R,
+        outcome: "Failed",
+        usage: { input_tokens: 0, output_tokens: 0, context_used: 0, context_window: 1_000_000 },
+      },
+    ])
+    expect(out).not.toContain("context")
   })
 
   it("closes an open text line before the summary", () => {
@@ -343,7 +459,7 @@ describe("notices and stored transcripts", () => {
     expect(out).toContain("✗ Usage limit reached (five_hour): limit hit\n")
   })
 
-  it("lays out read_session items like live events, tasks nested", () => {
+  it("lays out read_session items like live events, tasks nested: the task opens, its work, its end", () => {
     const out = plain().transcript([
       { type: "user", id: "u1", text: "Count the files" },
       { type: "reasoning", id: "r1", text: "Delegate." },
@@ -356,8 +472,21 @@ describe("notices and stored transcripts", () => {
       {
         type: "task",
         id: "k1",
-        task: task({ status: "Completed" }),
+        task: task({ status: "Completed", summary: "3 files" }),
         items: [{ type: "assistant", id: "a2", text: "There are 3 files." }],
+      },
+      {
+        type: "tool_call",
+        id: "q1",
+        call: {
+          id: "q1",
+          name: "AskUserQuestion",
+          kind: "other",
+          title: "Which?",
+          input: {},
+          status: "Completed",
+          output_text: 'User has answered your questions: "Which greeting?"="Bonjour". You can now continue.',
+        },
       },
       { type: "plan", id: "p1", entries: [{ content: "Done", status: "completed" }] },
       { type: "notice", id: "n1", level: "info", text: "Stopped." },
@@ -371,8 +500,12 @@ describe("notices and stored transcripts", () => {
         "⏺ Bash $ touch a.txt && echo ok",
         "  ⎿ ✓ Completed · exit 0",
         "    ok",
-        "☑ Agent: Count workspace files · general-purpose · Completed",
+        "◐ Agent: Count workspace files · general-purpose · Running",
         "│ There are 3 files.",
+        "☑ Agent: Count workspace files · general-purpose · Completed",
+        "  3 files",
+        "⏺ AskUserQuestion Which?",
+        "  ⎿ answered: Bonjour",
         "Plan",
         "  ☑ Done",
         "i Stopped.",

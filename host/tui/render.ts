@@ -5,6 +5,7 @@
  * limits), so live events and `read_session` items look the same.
  */
 import { styleText } from "node:util"
+import stringWidth from "string-width"
 import type {
   AgentEvent,
   PlanEntry,
@@ -18,6 +19,7 @@ import type {
   TranscriptItem,
   UsageLimits,
 } from "../../sdk/protocol.ts"
+import { MarkdownStream, makeMarkdown } from "./markdown.ts"
 
 type Format = Parameters<typeof styleText>[0]
 
@@ -28,6 +30,12 @@ export interface RenderOptions {
   readonly outputLines?: number
   /** Lines of a written file shown. Default 12. */
   readonly fileLines?: number
+  /** Lines of a diff shown. Default 40. */
+  readonly diffLines?: number
+  /** Lines of thinking shown before the rest is folded. Default 8. */
+  readonly thinkingLines?: number
+  /** The terminal's width, for wrapping thinking and laying out markdown. Default 100. */
+  readonly width?: () => number
   /** Clock for reset times (tests). Default: the real one. */
   readonly now?: () => Date
 }
@@ -45,6 +53,10 @@ export interface Renderer {
   readonly tasks: () => ReadonlyArray<TaskInfo>
   /** The last rate limits reported. */
   readonly limits: () => UsageLimits | undefined
+  /** The whole text of fold `n` (1-based), or undefined when there is none. */
+  readonly expand: (n: number) => string | undefined
+  /** How many folds there are. */
+  readonly folds: () => number
 }
 
 export const PLAN_GLYPH: Readonly<Record<PlanEntry["status"], string>> = {
@@ -110,6 +122,35 @@ export const stripAnsi = (text: string): string =>
 
 const firstLine = (text: string) => text.split("\n", 1)[0] ?? ""
 
+/** Word-wrap one plain line to `width` columns (a word longer than the width is cut). */
+export const wrapLine = (line: string, width: number): string[] => {
+  if (width < 8 || stringWidth(line) <= width) return [line]
+  const rows: string[] = []
+  let row = ""
+  for (const word of line.split(/(\s+)/)) {
+    if (word === "") continue
+    if (stringWidth(row + word) <= width) {
+      row += word
+      continue
+    }
+    if (row.trim() !== "") rows.push(row.replace(/\s+$/, ""))
+    row = /^\s+$/.test(word) ? "" : word
+    while (stringWidth(row) > width) {
+      let cut = ""
+      for (const ch of row) {
+        if (stringWidth(cut + ch) > width) break
+        cut += ch
+      }
+      rows.push(cut)
+      row = row.slice(cut.length)
+    }
+  }
+  if (row.trim() !== "" || rows.length === 0) rows.push(row)
+  return rows
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
 const inputText = (input: unknown): string => {
   if (input === undefined || input === null) return ""
   if (typeof input === "string") return input
@@ -119,23 +160,97 @@ const inputText = (input: unknown): string => {
   return JSON.stringify(input)
 }
 
+export interface PatchHunk {
+  readonly oldStart: number
+  readonly oldLines: number
+  readonly newStart: number
+  readonly newLines: number
+  readonly lines: ReadonlyArray<string>
+}
+
+/**
+ * The file's true change, when the tool's result carries the CLI's
+ * `structuredPatch` (Edit, MultiEdit, Write over a file): hunks with the
+ * file's own line numbers, context and indentation.
+ */
+export const structuredPatchOf = (output: unknown): PatchHunk[] | undefined => {
+  const patch = (output as { structuredPatch?: unknown } | null | undefined)?.structuredPatch
+  if (!Array.isArray(patch) || patch.length === 0) return undefined
+  const hunks = patch.filter(
+    (h): h is PatchHunk =>
+      typeof h === "object" &&
+      h !== null &&
+      ["oldStart", "oldLines", "newStart", "newLines"].every(
+        (k) => typeof (h as Record<string, unknown>)[k] === "number",
+      ) &&
+      Array.isArray((h as { lines?: unknown }).lines) &&
+      (h as { lines: unknown[] }).lines.every((l) => typeof l === "string"),
+  )
+  return hunks.length === patch.length ? hunks : undefined
+}
+
+/** Hunks as unified diff text. */
+export const patchText = (hunks: ReadonlyArray<PatchHunk>): string =>
+  hunks
+    .map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines].join("\n"))
+    .join("\n")
+
+/**
+ * The answers in AskUserQuestion's result (`"question"="answer"` pairs, the
+ * CLI's wording), or the first line when it has none of those.
+ */
+export const answersOf = (output: string | undefined): string[] => {
+  if (!output) return []
+  const pairs = [...output.matchAll(/"([^"]*)"="([^"]*)"/g)].map((m) => m[2] ?? "")
+  return pairs.length > 0 ? pairs : [firstLine(output.trim())].filter((l) => l !== "")
+}
+
 // ---------------------------------------------------------------------------
 
 export const makeRenderer = (options: RenderOptions): Renderer => {
   const outputLines = options.outputLines ?? 8
   const fileLines = options.fileLines ?? 12
+  const maxDiffLines = options.diffLines ?? 40
+  const thinkingLines = options.thinkingLines ?? 8
+  const width = options.width ?? (() => 100)
   const now = options.now ?? (() => new Date())
   const paint = (format: Format, text: string) =>
     options.color && text !== "" ? styleText(format, text, { validateStream: false }) : text
   const dim = (text: string) => paint("dim", text)
+  const markdown = makeMarkdown({ color: options.color, width })
 
   const tasks = new Map<string, TaskInfo>()
   /** Task ids seen in the current run (the tree printed at its end). */
   const runTasks = new Set<string>()
   let limits: UsageLimits | undefined
-  /** The open text or reasoning stream: its item and whether the cursor sits at a line start. */
-  let stream: { key: string; kind: "text" | "reasoning"; taskId?: string } | undefined
-  let atLineStart = true
+  /** Whole texts cut short on screen, for /expand <n>. */
+  const folded: string[] = []
+  const fold = (text: string, what: "line" | "diff line" | "thinking", hidden: number): string => {
+    folded.push(text)
+    const words =
+      what === "thinking"
+        ? plural(hidden, "more line of thinking", "more lines of thinking")
+        : plural(hidden, `more ${what}`)
+    return dim(`… ${words} · /expand ${folded.length}`)
+  }
+
+  /**
+   * The open text or reasoning stream. Text is markdown, laid out a block at
+   * a time; reasoning is plain, wrapped a line at a time under its indent.
+   */
+  let stream:
+    | {
+        key: string
+        kind: "text" | "reasoning"
+        taskId?: string
+        markdown?: MarkdownStream
+        /** The unfinished last line (reasoning). */
+        partial: string
+        /** Every reasoning line, and how many were shown. */
+        lines: string[]
+        shown: number
+      }
+    | undefined
 
   const depthOf = (taskId: string | undefined): number => {
     let depth = 0
@@ -147,13 +262,47 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     return depth
   }
   const gutter = (depth: number) => (depth === 0 ? "" : dim("│ ".repeat(depth)))
+  const behind = (depth: number, text: string) =>
+    text === ""
+      ? ""
+      : text
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((line) => `${gutter(depth)}${line}\n`)
+          .join("")
 
-  /** End an open stream so the next block starts on its own line. */
+  const reasoningRows = (line: string, depth: number): string[] =>
+    wrapLine(line, width() - 2 * depth - 2).map((row) => `${gutter(depth)}  ${paint(["dim", "italic"], row)}`)
+
+  /** Whole reasoning lines: shown up to the fold, kept for /expand after it. */
+  const reasoningLines = (lines: ReadonlyArray<string>, depth: number): string => {
+    if (!stream) return ""
+    let out = ""
+    for (const line of lines) {
+      stream.lines.push(line)
+      if (stream.shown >= thinkingLines) continue
+      stream.shown++
+      out += reasoningRows(line, depth)
+        .map((r) => `${r}\n`)
+        .join("")
+    }
+    return out
+  }
+
+  /** End an open stream: the rest of its text, laid out. */
   const flush = (): string => {
+    const open = stream
+    if (!open) return ""
+    const depth = depthOf(open.taskId)
+    let out = ""
+    if (open.kind === "text") out = behind(depth, open.markdown?.end() ?? "")
+    else {
+      if (open.partial !== "") out += reasoningLines([open.partial], depth)
+      const hidden = open.lines.length - open.shown
+      if (hidden > 0) out += `${gutter(depth)}  ${fold(open.lines.join("\n"), "thinking", hidden)}\n`
+    }
     stream = undefined
-    if (atLineStart) return ""
-    atLineStart = true
-    return "\n"
+    return out
   }
 
   /** Whole lines at a depth, each behind the task gutter. */
@@ -163,29 +312,28 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     return head + lines.map((line) => `${gutter(depth)}${line}\n`).join("")
   }
 
-  /** Stream a chunk, the gutter written after every newline. */
+  /** A streamed chunk: only whole lines (or whole markdown blocks) leave here. */
   const streamChunk = (key: string, kind: "text" | "reasoning", taskId: string | undefined, text: string) => {
     let out = ""
     if (stream?.key !== key) {
       out += flush()
       if (kind === "reasoning")
         out += `${gutter(depthOf(taskId))}${paint(["dim", "italic"], "✻ Thinking…")}\n`
-      stream = { key, kind, ...(taskId !== undefined && { taskId }) }
+      stream = {
+        key,
+        kind,
+        ...(taskId !== undefined && { taskId }),
+        ...(kind === "text" && { markdown: new MarkdownStream(markdown) }),
+        partial: "",
+        lines: [],
+        shown: 0,
+      }
     }
     const depth = depthOf(taskId)
-    const style = (s: string) => (kind === "reasoning" ? paint(["dim", "italic"], s) : s)
-    const parts = text.split("\n")
-    parts.forEach((part, i) => {
-      if (i > 0) {
-        out += "\n"
-        atLineStart = true
-      }
-      if (part === "") return
-      if (atLineStart) out += gutter(depth) + (kind === "reasoning" ? "  " : "")
-      out += style(part)
-      atLineStart = false
-    })
-    return out
+    if (kind === "text") return out + behind(depth, stream.markdown?.push(text) ?? "")
+    const parts = (stream.partial + text).split("\n")
+    stream.partial = parts.pop() ?? ""
+    return out + reasoningLines(parts, depth)
   }
 
   // -- tool calls ------------------------------------------------------------
@@ -226,13 +374,28 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
   const newFileLines = (text: string): string[] => {
     const lines = text.replace(/\n$/, "").split("\n")
     const shown = lines.slice(0, fileLines).map((line) => paint("green", `+${line}`))
-    if (lines.length > fileLines) shown.push(dim(`… ${lines.length - fileLines} more lines`))
+    if (lines.length > fileLines) shown.push(fold(text, "line", lines.length - fileLines))
     return shown
   }
 
-  const callStarted = (call: ToolCall): string[] => {
+  const cutDiff = (diff: string): string[] => {
+    const lines = diffLines(diff)
+    if (lines.length <= maxDiffLines) return lines
+    return [...lines.slice(0, maxDiffLines), fold(diff, "diff line", lines.length - maxDiffLines)]
+  }
+
+  /** Before the result: the change as the model asked for it; its line numbers are the fragment's, so left out. */
+  const fragmentDiff = (diff: string): string =>
+    diff
+      .split("\n")
+      .filter((l) => !l.startsWith("@@") && !l.startsWith("---") && !l.startsWith("+++"))
+      .join("\n")
+
+  const callStarted = (call: ToolCall, final = false): string[] => {
     const lines = [callHeader(call)]
-    if (call.diff) lines.push(...diffLines(call.diff).map((l) => `  ${l}`))
+    // A stored call with its true patch shows only that (callFinished draws it).
+    if (final && structuredPatchOf(call.output)) return lines
+    if (call.diff) lines.push(...cutDiff(fragmentDiff(call.diff)).map((l) => `  ${l}`))
     else if (call.new_text !== undefined) lines.push(...newFileLines(call.new_text).map((l) => `  ${l}`))
     return lines
   }
@@ -247,14 +410,22 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     const glyph = paint(STATUS_COLOR[call.status], TOOL_GLYPH[call.status])
     const exit = call.exit_code === undefined ? "" : ` · exit ${call.exit_code}`
     const head = `  ⎿ ${glyph} ${paint(STATUS_COLOR[call.status], call.status)}${exit}`
-    // The plan and the question show themselves; their raw results add nothing.
+    // The question's answers are all its result says worth showing.
+    if (call.name === "AskUserQuestion" && call.status === "Completed") {
+      const answers = answersOf(outputOf(call))
+      return answers.length > 0 ? [`  ⎿ ${dim(`answered: ${answers.join("; ")}`)}`] : []
+    }
+    // An edit's result: the file's true change, with its line numbers and context.
+    const patch = call.status === "Completed" ? structuredPatchOf(call.output) : undefined
+    if (patch) return [head, ...cutDiff(patchText(patch)).map((l) => `    ${l}`)]
+    // The plan and the task show themselves; their raw results add nothing.
     if (call.kind === "think" || call.name === "AskUserQuestion" || call.kind === "task")
       return call.status === "Completed" ? [] : [head]
     const text = outputOf(call)?.replace(/\s+$/, "")
     if (!text) return [head]
     const lines = text.split("\n")
     const shown = lines.slice(0, outputLines).map((l) => `    ${dim(l)}`)
-    if (lines.length > outputLines) shown.push(`    ${dim(`… ${lines.length - outputLines} more lines`)}`)
+    if (lines.length > outputLines) shown.push(`    ${fold(text, "line", lines.length - outputLines)}`)
     return [head, ...shown]
   }
 
@@ -283,7 +454,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
       task.model,
       paint(STATUS_COLOR[task.status], task.status),
       task.background ? "background" : undefined,
-      task.usage?.tool_uses !== undefined ? `${task.usage.tool_uses} tool uses` : undefined,
+      task.usage?.tool_uses !== undefined ? plural(task.usage.tool_uses, "tool use") : undefined,
       task.usage?.used_tokens !== undefined ? `${compactNumber(task.usage.used_tokens)} tokens` : undefined,
       task.usage?.duration_ms !== undefined ? duration(task.usage.duration_ms) : undefined,
     ].filter((f): f is string => f !== undefined && f !== "")
@@ -291,10 +462,10 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     return `${glyph} ${paint("bold", `${kind}: ${task.title}`)} ${dim(`· ${facts.join(" · ")}`)}`
   }
 
-  const taskUpdate = (previous: TaskInfo | undefined, task: TaskInfo): string[] => {
+  const taskUpdate = (previous: TaskInfo | undefined, task: TaskInfo, label = true): string[] => {
     const lines: string[] = []
     // Status changes only: the task's own tool calls already show what it is doing.
-    if (!previous || previous.status !== task.status) lines.push(taskLabel(task))
+    if (label && (!previous || previous.status !== task.status)) lines.push(taskLabel(task))
     if (task.workflow?.phases.length && !previous?.workflow?.phases.length)
       lines.push(dim(`  phases: ${task.workflow.phases.map((p) => p.title).join(" → ")}`))
     if (task.summary && task.summary !== previous?.summary && task.status !== "Running")
@@ -339,7 +510,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     ]
     if (e.description && e.description !== what) lines.push(`  ${dim(e.description)}`)
     lines.push(
-      `  ${paint("bold", "a")} allow · ${paint("bold", "d")} deny${e.can_always === false ? "" : ` · ${paint("bold", "A")} always allow for this session`}`,
+      `  ${paint("bold", "a")} allow · ${paint("bold", "d")} [reason] deny${e.can_always === false ? "" : ` · ${paint("bold", "A")} always (until this session ends)`}`,
     )
     return lines
   }
@@ -366,7 +537,8 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
         `${compactNumber(usage.input_tokens)} in / ${compactNumber(usage.output_tokens)} out${thinking}`,
       )
       if (usage.cache_read_tokens) facts.push(`${compactNumber(usage.cache_read_tokens)} cached`)
-      if (usage.context_window) {
+      // A run that never reached the model has no context to report.
+      if (usage.context_window && usage.context_used) {
         const used = usage.context_used ?? 0
         const pct = Math.round((used / usage.context_window) * 100)
         facts.push(`context ${compactNumber(used)}/${compactNumber(usage.context_window)} (${pct}%)`)
@@ -375,7 +547,8 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     }
     const lines = [`${paint(color, `── ${outcome}`)}${facts.length ? dim(` · ${facts.join(" · ")}`) : ""}`]
     if (error) lines.push(paint("red", `   ${firstLine(error)}`))
-    lines.push(dim(`   ${limitsText(limits)}`))
+    // Only meters worth reading: an API key reports none, and saying so after every run is noise.
+    if (limits && limits.windows.length > 0) lines.push(dim(`   ${limitsText(limits)}`))
     return lines
   }
 
@@ -466,15 +639,9 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
         ])
       case "Notice":
         return block([noticeLine(e.level, e.text)], depth)
-      case "SessionInfo": {
-        const facts = [
-          e.info.title,
-          e.info.model && `model ${e.info.model}`,
-          e.info.permission_mode && `mode ${e.info.permission_mode}`,
-        ]
-        const shown = facts.filter((f): f is string => typeof f === "string" && f !== "")
-        return shown.length ? block([dim(`session: ${shown.join(" · ")}`)]) : ""
-      }
+      case "SessionInfo":
+        // Model and mode live in the status line; the chat says what it changed itself.
+        return ""
       case "RunEnded": {
         const tree = runTasks.size > 0 ? taskTree(runTasks) : ""
         return block(usageLine(e.outcome, e.usage, e.error)) + tree
@@ -496,29 +663,35 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
             depth,
           )
           break
-        case "assistant":
-          out += block(item.text.replace(/\n+$/, "").split("\n"), depth)
+        case "assistant": {
+          const md = new MarkdownStream(markdown)
+          out += flush() + behind(depth, md.push(item.text) + md.end())
           break
-        case "reasoning":
-          out += block(
-            [
-              paint(["dim", "italic"], "✻ Thinking…"),
-              ...item.text.split("\n").map((l) => `  ${paint(["dim", "italic"], l)}`),
-            ],
-            depth,
-          )
+        }
+        case "reasoning": {
+          const lines = item.text.replace(/\n+$/, "").split("\n")
+          const rows = lines.slice(0, thinkingLines).flatMap((l) => reasoningRows(l, 0))
+          if (lines.length > thinkingLines)
+            rows.push(`  ${fold(item.text, "thinking", lines.length - thinkingLines)}`)
+          out += block([paint(["dim", "italic"], "✻ Thinking…"), ...rows], depth)
           break
+        }
         case "tool_call":
-          out += block([...callStarted(item.call), ...callFinished(item.call)], depth)
+          out += block([...callStarted(item.call, true), ...callFinished(item.call)], depth)
           break
         case "plan":
           out += block(planLines(item.entries), depth)
           break
-        case "task":
+        case "task": {
+          // As it happened: the task opens, its work, then how it ended and its summary.
           tasks.set(item.task.id, item.task)
-          out += block(taskUpdate(undefined, item.task), depth)
+          const { summary: _summary, ...rest } = item.task
+          const opened: TaskInfo = { ...rest, status: "Running" }
+          out += block([taskLabel(opened)], depth)
           out += items(item.items, depth + 1)
+          out += block(item.task.status === "Running" ? [] : taskUpdate(opened, item.task), depth)
           break
+        }
         case "compacted":
           out += block(
             [
@@ -546,5 +719,7 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     flush,
     tasks: () => [...tasks.values()],
     limits: () => limits,
+    expand: (n) => folded[n - 1],
+    folds: () => folded.length,
   }
 }

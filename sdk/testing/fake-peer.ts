@@ -9,8 +9,15 @@
  *   yield* proc.respond(init.request_id, { models: [] })
  *   const user = yield* proc.expect((f) => f.type === "user")
  *   yield* proc.send({ type: "result", subtype: "success", ... })
+ *   yield* proc.drained // the plugin has handled every line written so far
+ *
+ * `drained` replaces sleeps and sentinel frames: stdout is a pull stream, and
+ * the plugin's reader asks for the next line only once it has handled the one
+ * before (including every event its handler emitted), so when it has asked
+ * past the last line written, everything written is consumed. Work the
+ * handler forked (a plugin tool call, a workflow record read) may still run.
  */
-import { Deferred, Effect, Queue, Ref, Stream } from "effect"
+import { type Cause, Deferred, Effect, Queue, Ref, Stream } from "effect"
 import { BrokerFailure, type ProcessExit, type ProcessHandle, type SpawnOptions } from "../plugin-api.ts"
 import type { FakeSpawn } from "./memory-broker.ts"
 
@@ -30,6 +37,11 @@ export interface FakeProcess {
   readonly send: (frame: Frame) => Effect.Effect<void>
   /** Write a raw stdout line (for malformed-input tests). */
   readonly sendRaw: (line: string) => Effect.Effect<void>
+  /**
+   * Completes once the plugin's reader has handled every stdout line written so
+   * far (fails after 5 s, e.g. when nothing reads this process any more).
+   */
+  readonly drained: Effect.Effect<void, Error>
   readonly stderr: (text: string) => Effect.Effect<void>
   /** Answer a control request from the plugin with success. */
   readonly respond: (requestId: string, response?: Frame) => Effect.Effect<void>
@@ -69,6 +81,45 @@ const within = <A>(
     }),
   )
 
+/**
+ * A process's stdout as a pull stream that knows how far its reader got: the
+ * reader asks for the next chunk only once it has handled the one before, so
+ * at each pull every chunk taken so far is handled.
+ */
+const makeStdout = (queue: Queue.Queue<Uint8Array, Cause.Done>) => {
+  let written = 0
+  let taken = 0
+  let handled = 0
+  /** Waiters of `drained`, each with the count of handled lines it needs. */
+  const waiters: Array<{ readonly until: number; readonly done: Deferred.Deferred<void> }> = []
+  const settle = Effect.suspend(() => {
+    const ready = waiters.filter((waiter) => waiter.until <= handled)
+    for (const waiter of ready) waiters.splice(waiters.indexOf(waiter), 1)
+    return Effect.forEach(ready, (waiter) => Deferred.succeed(waiter.done, undefined), { discard: true })
+  })
+  const pull = Effect.gen(function* () {
+    handled = taken
+    yield* settle
+    const chunk = yield* Queue.take(queue)
+    taken++
+    return chunk
+  })
+  return {
+    stream: Stream.fromEffectRepeat(pull),
+    write: (line: string) =>
+      Effect.suspend(() => {
+        written++
+        return Queue.offer(queue, encoder.encode(line))
+      }).pipe(Effect.asVoid),
+    drained: Effect.suspend(() => {
+      if (handled >= written) return Effect.void
+      const done = Deferred.makeUnsafe<void>()
+      waiters.push({ until: written, done })
+      return Deferred.await(done)
+    }),
+  }
+}
+
 export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
   const spawnedQueue = yield* Queue.unbounded<FakeProcess>()
   const processes: FakeProcess[] = []
@@ -76,8 +127,8 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
 
   const spawn: FakeSpawn = (args, options) =>
     Effect.gen(function* () {
-      const stdout = yield* Queue.unbounded<Uint8Array, import("effect").Cause.Done>()
-      const stderr = yield* Queue.unbounded<Uint8Array, import("effect").Cause.Done>()
+      const stdout = yield* Queue.unbounded<Uint8Array, Cause.Done>()
+      const stderr = yield* Queue.unbounded<Uint8Array, Cause.Done>()
       const stdin = yield* Queue.unbounded<Frame>()
       const exitDeferred = yield* Deferred.make<ProcessExit>()
       const pendingToPlugin = yield* Ref.make(new Map<string, Deferred.Deferred<Frame>>())
@@ -92,7 +143,8 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
           yield* Deferred.succeed(exitDeferred, { code, signal })
         })
 
-      const sendLine = (line: string) => Queue.offer(stdout, encoder.encode(line)).pipe(Effect.asVoid)
+      const out = makeStdout(stdout)
+      const sendLine = out.write
       const send = (frame: Frame) => sendLine(`${JSON.stringify(frame)}\n`)
 
       const take = (match: (frame: Frame) => boolean): Effect.Effect<Frame> =>
@@ -124,6 +176,7 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
           ),
         send,
         sendRaw: (line) => sendLine(line.endsWith("\n") ? line : `${line}\n`),
+        drained: within(out.drained, 5_000, "the plugin to read every line written"),
         stderr: (text) => Queue.offer(stderr, encoder.encode(text)).pipe(Effect.asVoid),
         respond: (requestId, response) =>
           send({
@@ -169,7 +222,7 @@ export const makeFakePeer: Effect.Effect<FakePeer> = Effect.gen(function* () {
       let buffered = ""
       const handle: ProcessHandle = {
         pid: 40_000 + processes.length,
-        stdout: Stream.fromQueue(stdout),
+        stdout: out.stream,
         stderr: Stream.fromQueue(stderr),
         write: (text) =>
           Effect.gen(function* () {

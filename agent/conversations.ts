@@ -1,0 +1,197 @@
+/**
+ * The provider methods that open, read and reshape conversations: create,
+ * resume, fork, read, list, close, and rollback. A resumed, rewound or
+ * forked conversation is always the CLI's own stored one (history.ts reads
+ * it); the host's session id maps to the CLI's through session state
+ * (state.ts: an alias after a rewind to nothing, the prompts sent).
+ */
+import { Effect } from "effect"
+import { configDirFor } from "../config.ts"
+import { RewindImpossible, SessionNotFound } from "../errors.ts"
+import * as history from "../history.ts"
+import { optionsRecord, parseOptions } from "../options.ts"
+import type { AgentProvider } from "../sdk/protocol.ts"
+import * as state from "../state.ts"
+import { type AgentContext, type OpenSession, opened } from "./context.ts"
+
+type ConversationMethods = Pick<
+  AgentProvider,
+  | "createSession"
+  | "resumeSession"
+  | "forkSession"
+  | "readSession"
+  | "listSessions"
+  | "closeSession"
+  | "rollback"
+>
+
+/** Remember the options a session opened with, for a later fork (none chosen: nothing to keep). */
+const keepOptions = (hostId: string, open: OpenSession) => {
+  const record = optionsRecord(open.options)
+  return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
+}
+
+/**
+ * The CLI resumes from the leaf its last `last-prompt` record names (or
+ * below it), and a process writes that record only at its next prompt or
+ * its exit: after a rewind, the pre-rewind process's exit named the
+ * abandoned branch. A rewound, idle origin process is restarted on its
+ * conversation first, which writes the current leaf.
+ */
+const settleLeaf = (acct: AgentContext["acct"], open: OpenSession, cliId: string, cwd: string) =>
+  Effect.gen(function* () {
+    if (!open.rewound || !open.live.isRunning() || open.live.runId() !== undefined) return
+    const leaf = yield* history.readLeaf(yield* configDirFor(acct), cwd, cliId)
+    if (leaf !== undefined) yield* open.live.restart({ kind: "resume", cliId })
+    open.rewound = false
+  })
+
+export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
+  const { acct, call, closeOpen, lookup, openSession, sessions } = ctx
+
+  const promptCountOf = (cliId: string, cwd: string) =>
+    Effect.gen(function* () {
+      const configDir = yield* configDirFor(acct)
+      return yield* history.promptCount(configDir, cwd, cliId)
+    })
+
+  /**
+   * Rewind `open` to just before `itemId`. The item is a prompt this process
+   * sent (its native UUID), one stored in the session state (its record
+   * uuid, or the prompt index older versions kept), or a user item of
+   * `readSession` (its id is the record's uuid). It must be a prompt of the
+   * conversation as it stands; the kept prompts are those before it.
+   */
+  const rollback = Effect.fn("agent.rollback")(function* (sessionId: string, itemId: string) {
+    const open = yield* lookup(sessionId)
+    const configDir = yield* configDirFor(acct)
+    const cliId = open.live.cliId()
+    const stored = yield* history.readPrompts(configDir, open.cwd, cliId)
+    const sent = yield* state.sentRecordOf(sessionId, itemId)
+    const ref = typeof sent === "number" ? sent : (open.sentUuids.get(itemId) ?? sent ?? itemId)
+    const point = history.rewindIn(stored, ref)
+    if (point === undefined)
+      return yield* Effect.fail(
+        new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
+      )
+    if ("refused" in point) return yield* Effect.fail(new RewindImpossible({ reason: point.refused }))
+    if (point.resumeAt !== undefined) {
+      yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
+      open.rewound = true
+      yield* state.keepSent(sessionId, point.kept, point.kept.size)
+    } else {
+      // Nothing left: a new conversation, under an alias (the CLI refuses an id it has a file for).
+      const fresh = crypto.randomUUID()
+      yield* open.live.restart({ kind: "new", cliId: fresh })
+      yield* state.setCliAlias(sessionId, fresh)
+    }
+    for (const [item, sentUuid] of [...open.sentUuids])
+      if (!point.kept.has(sentUuid)) open.sentUuids.delete(item)
+  })
+
+  return {
+    createSession: (params) =>
+      call(
+        Effect.fn("agent.createSession")(function* () {
+          const hostId = params.sessionId ?? crypto.randomUUID()
+          const stored = yield* state.loadSessionState(hostId)
+          const cliId = stored.cli ?? hostId
+          const open = yield* openSession({
+            hostId,
+            cwd: params.cwd,
+            tools: params.tools,
+            instructions: params.instructions,
+            options: parseOptions(params.options),
+            start: { kind: "new", cliId },
+          })
+          yield* keepOptions(hostId, open)
+          return opened(hostId, open)
+        })(),
+      ),
+
+    resumeSession: (params) =>
+      call(
+        Effect.fn("agent.resumeSession")(function* () {
+          const hostId = params.sessionId
+          // Already open and alive: keep its process (and any turn it is running).
+          const existing = sessions.get(hostId)
+          if (existing?.live.isRunning()) return opened(hostId, existing)
+          const cliId = yield* state.cliIdFor(hostId)
+          const count = yield* promptCountOf(cliId, params.cwd)
+          const base = {
+            hostId,
+            cwd: params.cwd,
+            tools: params.tools,
+            instructions: params.instructions,
+            options: parseOptions(params.options),
+          }
+          // A chat that never got a prompt has no file to resume: start it anew under its id.
+          const open: OpenSession = yield* openSession({
+            ...base,
+            start: count > 0 ? { kind: "resume", cliId } : { kind: "new", cliId },
+          }).pipe(
+            Effect.catchTag("ProcessExited", (error) =>
+              count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
+            ),
+          )
+          yield* keepOptions(hostId, open)
+          return opened(hostId, open)
+        })(),
+      ),
+
+    forkSession: (params) =>
+      call(
+        Effect.fn("agent.forkSession")(function* () {
+          const origin = yield* state.cliIdFor(params.sessionId)
+          const hostId = params.newSessionId ?? crypto.randomUUID()
+          const originOpen = sessions.get(params.sessionId)
+          if (originOpen) yield* settleLeaf(acct, originOpen, origin, params.cwd)
+          // A fork is the same conversation taken elsewhere: it keeps the origin's options,
+          // from its open session or, for a stored chat, from its session state.
+          const originOptions =
+            originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
+          const options = { ...originOptions, ...parseOptions(params.options) }
+          const open = yield* openSession({
+            hostId,
+            cwd: params.cwd,
+            tools: params.tools,
+            instructions: params.instructions,
+            options,
+            start: { kind: "fork", origin, cliId: hostId },
+          })
+          yield* keepOptions(hostId, open)
+          return opened(hostId, open)
+        })(),
+      ),
+
+    readSession: (params) =>
+      call(
+        Effect.fn("agent.readSession")(function* () {
+          const configDir = yield* configDirFor(acct)
+          const cliId = yield* state.cliIdFor(params.sessionId)
+          const transcript = yield* history.readSession(configDir, params.cwd, cliId)
+          if (!transcript) return yield* Effect.fail(new SessionNotFound({ sessionId: params.sessionId }))
+          return { ...transcript, session_id: params.sessionId }
+        })(),
+      ),
+
+    listSessions: (params) =>
+      call(
+        Effect.fn("agent.listSessions")(function* () {
+          const configDir = yield* configDirFor(acct)
+          const aliases = yield* state.listAliases()
+          return yield* history.listSessions(configDir, { ...params, aliases })
+        })(),
+      ),
+
+    closeSession: ({ sessionId }) =>
+      call(
+        Effect.gen(function* () {
+          const open = sessions.get(sessionId)
+          if (open) yield* closeOpen(sessionId, open)
+        }),
+      ),
+
+    rollback: ({ sessionId, itemId }) => call(rollback(sessionId, itemId)),
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * What the agent checks on an open session after each launch (and, for the
+ * skills, after each run): the skill list, emitted only when it changed, and
+ * whether ultracode, which the CLI accepts silently where it cannot apply,
+ * turned on, and whether the workspace's settings allow it at all.
+ */
+import { Effect } from "effect"
+import type { AgentCatalog } from "../catalog.ts"
+import type { CliDetector } from "../cli-version.ts"
+import { configDirFor, readMergedSettings } from "../config.ts"
+import type { Account } from "../instances.ts"
+import { ULTRACODE, workflowsEnabled } from "../options.ts"
+import type { Broker } from "../sdk/plugin-api.ts"
+import type { AgentEvent } from "../sdk/protocol.ts"
+import { readSkills, skillsChanged } from "../skills.ts"
+import { GetSettingsResponse } from "../wire.ts"
+import type { OpenSession } from "./context.ts"
+
+/** Re-read the skills of a session's account and workspace; emit `Skills` when they changed. */
+export const refreshSkills = (
+  acct: Account,
+  catalog: AgentCatalog,
+  emit: (event: AgentEvent) => Effect.Effect<void>,
+  open: OpenSession,
+  sessionId: string,
+): Effect.Effect<void, never, Broker> =>
+  Effect.gen(function* () {
+    const configDir = yield* configDirFor(acct)
+    const skills = yield* readSkills(configDir, open.cwd, catalog.commands())
+    if (open.skills && !skillsChanged(open.skills, skills)) return
+    open.skills = skills
+    yield* emit({ type: "Skills", session_id: sessionId, skills })
+  })
+
+/**
+ * Are dynamic workflows (and so ultracode) on in this workspace? The user's
+ * settings with the project's `.claude/settings*.json` over them decide.
+ */
+export const workflowsOnIn = (acct: Account, cwd: string): Effect.Effect<boolean, never, Broker> =>
+  Effect.gen(function* () {
+    const configDir = yield* configDirFor(acct)
+    return workflowsEnabled(yield* readMergedSettings(configDir, cwd))
+  })
+
+/** Ultracode is accepted silently where it cannot apply: ask and warn. */
+export const checkUltracode = (
+  acct: Account,
+  open: OpenSession,
+  cli: CliDetector,
+): Effect.Effect<void, never, Broker> =>
+  Effect.gen(function* () {
+    if (open.options.effort !== ULTRACODE) return
+    // A CLI without ultracode was launched at xhigh and told so in the version notice.
+    if (!(yield* cli.detect).has("ultracodeEffort")) return
+    if (!(yield* workflowsOnIn(acct, open.cwd)))
+      return yield* open.live.emitNotice(
+        "warning",
+        "Ultracode is off: this workspace's settings turn dynamic workflows off; the session runs at extra high effort",
+      )
+    const answer = yield* open.live.request("get_settings").pipe(Effect.option)
+    if (answer._tag === "None" || !answer.value) return
+    const parsed = GetSettingsResponse.safeParse(answer.value)
+    if (parsed.success && parsed.data.applied?.ultracode === false)
+      yield* open.live.emitNotice(
+        "warning",
+        "Ultracode did not turn on for this model (it needs a model with extra high effort); the session runs without it",
+      )
+  })

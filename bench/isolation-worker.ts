@@ -1,0 +1,87 @@
+/**
+ * One measured round of the isolation benchmark (bench/isolation.ts), in a
+ * fresh process: the repo's plugin started by the real host (startHost) in
+ * the given mode, then through `host.call` as a front end calls it:
+ * - `list`: list_sessions cold (empty storage, every file read), then warm
+ *   (the summary cache the cold call wrote);
+ * - `read`: read_session of the 85 MB transcript.
+ * Nothing of the history code has run before the call in either mode.
+ *
+ *   node --import tsx bench/isolation-worker.ts <process|in-process> <list|read> <home> <cwd> <sessionId>
+ *
+ * Prints one JSON line: the times, what the calls returned, and the plugin
+ * process's resident and peak memory (isolated), the host's peak.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { startHost } from "../host/host.ts"
+
+const [mode = "process", task = "list", home = "", cwd = "", sessionId = ""] = process.argv.slice(2)
+const repoRoot = join(import.meta.dirname, "..")
+
+const kb = (status: string, key: string) =>
+  Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024
+const memoryOf = (pid: number | "self") => {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    return { rss: kb(status, "VmRSS"), peak: kb(status, "VmHWM") }
+  } catch {
+    return { rss: 0, peak: 0 }
+  }
+}
+
+const main = async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "cvg-isolation-bench-"))
+  const host = await startHost({
+    pluginDir: repoRoot,
+    home,
+    dataDir,
+    env: { HOME: home, PATH: "/usr/bin:/bin" },
+    isolation: mode === "in-process" ? "in-process" : "process",
+    recordEvents: false,
+  })
+  const plugin = host.pluginProcess()
+  const idle = plugin ? memoryOf(plugin.pid) : { rss: 0, peak: 0 }
+  const timed = async <A>(f: () => Promise<A>): Promise<[number, A]> => {
+    const started = performance.now()
+    const value = await f()
+    return [performance.now() - started, value]
+  }
+  const out: Record<string, unknown> = { mode, task }
+  if (task === "list") {
+    const [coldMs, cold] = await timed(() => host.call("claude", "listSessions", { limit: 1_000_000 }))
+    // The summary cache is written after the answer: wait for it, outside the timing.
+    const until = Date.now() + 10_000
+    const cached = async () =>
+      (await Effect.runPromise(host.storage.keys)).some((k) => k.startsWith("history:list:"))
+    while (!(await cached())) {
+      if (Date.now() > until) throw new Error("the cold list wrote no summary cache")
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    const [warmMs, warm] = await timed(() => host.call("claude", "listSessions", { limit: 1_000_000 }))
+    Object.assign(out, { coldMs, warmMs, count: cold.sessions.length, warmCount: warm.sessions.length })
+  } else {
+    const [readMs, read] = await timed(() => host.call("claude", "readSession", { sessionId, cwd }))
+    Object.assign(out, { readMs, count: read.items.length })
+  }
+  const after = plugin ? memoryOf(plugin.pid) : { rss: 0, peak: 0 }
+  Object.assign(out, {
+    pluginIdleRss: idle.rss,
+    pluginRss: after.rss,
+    pluginPeak: after.peak,
+    hostPeak: memoryOf("self").peak,
+  })
+  await host.close()
+  rmSync(dataDir, { recursive: true, force: true })
+  process.stdout.write(`${JSON.stringify(out)}\n`)
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  },
+)

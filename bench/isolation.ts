@@ -1,0 +1,238 @@
+/**
+ * Isolation benchmark: what running the plugin in a process of its own
+ * (host/plugin-process/) costs against running it in the host's process,
+ * measured side by side in one run, both through the real host
+ * (`startHost`, `host.call`, grants enforced by the host's broker).
+ *
+ * - History (bench/corpus.ts: 1,000 sessions / 1.41 GB, one 85 MB
+ *   transcript): list_sessions cold and warm, read_session; each round one
+ *   fresh worker process per mode (bench/isolation-worker.ts), the modes in
+ *   turn, RUNS rounds; a ratio is the median of the rounds' ratios. A
+ *   HOME's `.claude` links to the corpus (the grant covers its real place).
+ * - Live frames: the recorded CLI frames (as bench/mapper.ts makes them,
+ *   ≥ 50,000) piped through a real child process into the replay fixture
+ *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
+ *   wall time per frame and CPU per frame (host plus plugin process), each
+ *   host warmed up by one replay first, the modes interleaved.
+ * - Memory: the plugin process's resident set idle after activation and
+ *   after the calls, and its peak.
+ *
+ *   npm run bench -- isolation
+ *
+ * Last line: `isolation: …` (targets: the list at most 1.3x in-process, live
+ * frames at most 1.2x).
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type Host, startHost } from "../host/host.ts"
+import { makeTempWorld } from "../host/testing.ts"
+import { ensureCorpus } from "./corpus.ts"
+
+const RUNS = Number(process.env.ISOLATION_RUNS ?? 7)
+const LIVE_ROUNDS = Number(process.env.ISOLATION_RUNS ?? 7)
+const MIN_FRAMES = 50_000
+const repoRoot = fileURLToPath(new URL("..", import.meta.url))
+const workDir = join(repoRoot, "node_modules", ".cache", "isolation-bench")
+type Mode = "in-process" | "process"
+const MODES: ReadonlyArray<Mode> = ["in-process", "process"]
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] as number
+}
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+const fixed = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
+
+/**
+ * A HOME whose `.claude` is a link to `configDir`: the manifest's
+ * `~/.claude/**` grant covers the link's real place (the broker resolves its
+ * scopes too). Not hard links: the broker refuses a file with more than one
+ * name, whose other names may lie outside every scope.
+ */
+export const homeOver = (name: string, configDir: string): string => {
+  const home = join(workDir, name)
+  rmSync(home, { recursive: true, force: true })
+  mkdirSync(home, { recursive: true })
+  symlinkSync(configDir, join(home, ".claude"))
+  return home
+}
+
+export interface Round {
+  readonly coldMs?: number
+  readonly warmMs?: number
+  readonly readMs?: number
+  readonly count: number
+  readonly pluginIdleRss: number
+  readonly pluginRss: number
+  readonly pluginPeak: number
+  readonly hostPeak: number
+}
+
+export const worker = (mode: Mode, task: "list" | "read", home: string, cwd = "", sessionId = ""): Round => {
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", join(repoRoot, "bench/isolation-worker.ts"), mode, task, home, cwd, sessionId],
+    { cwd: repoRoot, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+  )
+  const line = child.stdout.trim().split("\n").pop() ?? ""
+  if (child.status !== 0 || !line.startsWith("{"))
+    throw new Error(`${mode} ${task} worker failed (exit ${child.status}):\n${child.stderr}\n${child.stdout}`)
+  return JSON.parse(line) as Round
+}
+
+/** Per round, isolated over in-process, then the median. */
+const pairedRatio = (rounds: ReadonlyArray<Record<Mode, Round>>, f: (r: Round) => number) =>
+  median(rounds.map((r) => f(r.process) / f(r["in-process"])))
+
+// ---------------------------------------------------------------------------
+// Live frames
+
+/** The recorded frames, repeated with fresh ids to at least MIN_FRAMES (as bench/mapper.ts). */
+const framesFile = (): { path: string; frames: number } => {
+  const recordings = readdirSync(join(repoRoot, "testdata")).filter((d) =>
+    existsSync(join(repoRoot, "testdata", d, "stdout.jsonl")),
+  )
+  const base = recordings.flatMap((d) =>
+    readFileSync(join(repoRoot, "testdata", d, "stdout.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== ""),
+  )
+  const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16})\b/g
+  const lines: string[] = []
+  for (let rep = 0; lines.length < MIN_FRAMES; rep++)
+    for (const line of base) lines.push(line.replace(ids, `$1_${rep}`))
+  const path = join(workDir, "frames.jsonl")
+  writeFileSync(path, `${lines.join("\n")}\n`)
+  return { path, frames: lines.length }
+}
+
+/** CPU time (ms) of a process from /proc (user + system). */
+const cpuOfPid = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const ticks = Number(fields[11]) + Number(fields[12])
+  return (ticks * 1000) / 100 // USER_HZ is 100 on Linux
+}
+
+const replayOnce = async (host: Host, path: string) => {
+  let events = 0
+  const unsubscribe = host.events.subscribe((e) => {
+    if (e.kind === "agent_event") events++
+  })
+  const pid = host.pluginProcess()?.pid
+  const cpu0 = process.cpuUsage()
+  const child0 = pid ? cpuOfPid(pid) : 0
+  const started = performance.now()
+  const answer = await host.call("replay", "prompt", { sessionId: "bench", text: path })
+  const ms = performance.now() - started
+  const used = process.cpuUsage(cpu0)
+  const cpuMs = (used.user + used.system) / 1000 + (pid ? cpuOfPid(pid) - child0 : 0)
+  unsubscribe()
+  if (Number(answer.run_id) !== events)
+    throw new Error(`emitted ${answer.run_id} events, the host heard ${events}`)
+  return { ms, cpuMs, events }
+}
+
+const live = async (path: string) => {
+  const world = makeTempWorld("cvg-isolation-live-")
+  const hosts = {} as Record<Mode, Host>
+  try {
+    for (const mode of MODES) {
+      hosts[mode] = await startHost({
+        pluginDir: join(repoRoot, "host/fixtures/replay-plugin"),
+        home: world.home,
+        dataDir: join(world.hostData, mode),
+        env: { HOME: world.home, PATH: "/usr/bin:/bin" },
+        isolation: mode,
+        recordEvents: false,
+      })
+      await replayOnce(hosts[mode], path) // warm-up: both JITs warm before timing
+    }
+    const rounds: Array<Record<Mode, { ms: number; cpuMs: number; events: number }>> = []
+    for (let i = 0; i < LIVE_ROUNDS; i++) {
+      const round = {} as Record<Mode, { ms: number; cpuMs: number; events: number }>
+      for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse())
+        round[mode] = await replayOnce(hosts[mode], path)
+      rounds.push(round)
+    }
+    const pluginRss = hosts.process.pluginProcess()?.rssBytes() ?? 0
+    return { rounds, pluginRss }
+  } finally {
+    for (const host of Object.values(hosts)) await host.close()
+    world.cleanup()
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+export const main = async (): Promise<void> => {
+  mkdirSync(workDir, { recursive: true })
+  const corpus = ensureCorpus()
+  const listHome = homeOver("home-list", corpus.listConfigDir)
+  const readHome = homeOver("home-read", corpus.readConfigDir)
+  console.log(
+    `corpus: ${corpus.listFiles} sessions, ${(corpus.listBytes / 1e9).toFixed(2)} GB (list); one transcript of ${(corpus.readBytes / 1e6).toFixed(1)} MB (read); node ${process.version}`,
+  )
+  console.log(
+    `history: ${RUNS} rounds, each a fresh host process per mode, the real host and broker, host.call`,
+  )
+
+  const lists: Array<Record<Mode, Round>> = []
+  const reads: Array<Record<Mode, Round>> = []
+  for (let i = 0; i < RUNS; i++) {
+    const list = {} as Record<Mode, Round>
+    const read = {} as Record<Mode, Round>
+    for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
+      list[mode] = worker(mode, "list", listHome)
+      read[mode] = worker(mode, "read", readHome, corpus.readCwd, corpus.readSessionId)
+    }
+    lists.push(list)
+    reads.push(read)
+  }
+  for (const mode of MODES) {
+    const l = lists.map((r) => r[mode])
+    const d = reads.map((r) => r[mode])
+    console.log(
+      `${mode.padEnd(11)} list cold ${fixed(median(l.map((r) => r.coldMs ?? 0))).padStart(6)} ms   warm ${fixed(median(l.map((r) => r.warmMs ?? 0))).padStart(6)} ms   read ${fixed(median(d.map((r) => r.readMs ?? 0))).padStart(6)} ms   (${l[0]?.count} sessions, ${d[0]?.count} items)   host peak ${mb(median(l.map((r) => r.hostPeak)))}`,
+    )
+    console.log(
+      `${"".padEnd(11)} runs cold: ${l.map((r) => (r.coldMs ?? 0).toFixed(0)).join(", ")}; warm: ${l.map((r) => (r.warmMs ?? 0).toFixed(0)).join(", ")}; read: ${d.map((r) => (r.readMs ?? 0).toFixed(0)).join(", ")}`,
+    )
+  }
+  for (const [a, b] of [lists, reads].flatMap((rs) => rs.map((r) => [r.process, r["in-process"]] as const)))
+    if (a.count !== b.count) throw new Error(`the modes answered differently: ${a.count} against ${b.count}`)
+  const cold = pairedRatio(lists, (r) => r.coldMs ?? 0)
+  const warm = pairedRatio(lists, (r) => r.warmMs ?? 0)
+  const read = pairedRatio(reads, (r) => r.readMs ?? 0)
+  const iso = lists.map((r) => r.process)
+  const isoRead = reads.map((r) => r.process)
+  console.log(
+    `plugin process: ${mb(median(iso.map((r) => r.pluginIdleRss)))} resident after activation; after the cold and warm list ${mb(median(iso.map((r) => r.pluginRss)))} (peak ${mb(median(iso.map((r) => r.pluginPeak)))}); after the read ${mb(median(isoRead.map((r) => r.pluginRss)))} (peak ${mb(median(isoRead.map((r) => r.pluginPeak)))})`,
+  )
+  console.log(
+    `host process peak: in-process ${mb(median(lists.map((r) => r["in-process"].hostPeak)))}, isolated ${mb(median(iso.map((r) => r.hostPeak)))} (list)`,
+  )
+
+  const frames = framesFile()
+  const liveRun = await live(frames.path)
+  const perFrame = (mode: Mode, f: (x: { ms: number; cpuMs: number }) => number) =>
+    (median(liveRun.rounds.map((r) => f(r[mode]))) * 1e6) / frames.frames
+  for (const mode of MODES)
+    console.log(
+      `live ${mode.padEnd(11)} ${fixed(perFrame(mode, (x) => x.ms)).padStart(6)} ns/frame wall, ${fixed(perFrame(mode, (x) => x.cpuMs)).padStart(6)} ns/frame CPU (host + plugin process)   ${liveRun.rounds[0]?.[mode].events} events from ${frames.frames} frames`,
+    )
+  const liveWall = median(liveRun.rounds.map((r) => r.process.ms / r["in-process"].ms))
+  const liveCpu = median(liveRun.rounds.map((r) => r.process.cpuMs / r["in-process"].cpuMs))
+  console.log(
+    `live ratios per round (wall): ${liveRun.rounds.map((r) => (r.process.ms / r["in-process"].ms).toFixed(2)).join(" ")}`,
+  )
+  console.log(`plugin process after the live rounds: ${mb(liveRun.pluginRss)} resident`)
+  console.log(
+    "isolated over in-process, medians of per-round ratios (targets: list <= 1.3x, live frames <= 1.2x)",
+  )
+  console.log(
+    `isolation: list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm; read ${read.toFixed(2)}x; live frames ${liveWall.toFixed(2)}x wall (${liveCpu.toFixed(2)}x CPU); plugin process ${mb(median(iso.map((r) => r.pluginIdleRss)))} idle, ${mb(median(isoRead.map((r) => r.pluginPeak)))} peak on the read`,
+  )
+}

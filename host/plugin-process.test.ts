@@ -1,0 +1,216 @@
+/**
+ * The plugin in a process of its own: a hostile plugin's every way out fails
+ * and is logged; the permission flags alone hold what they claim on this
+ * Node (and not the network, which is why the lockdown exists); a plugin
+ * process killed mid-session is reported, its processes ended, its open
+ * runs ended Failed, and it starts again on the next call.
+ */
+import { spawn } from "node:child_process"
+import { once } from "node:events"
+import { createServer, type Server } from "node:net"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { makeEventHub } from "./events.ts"
+import { type Host, startHost } from "./host.ts"
+import { permissionFlag } from "./plugin-process/child-flags.ts"
+import { makeTempWorld, pidAlive, type TempWorld } from "./testing.ts"
+
+const hostileDir = join(import.meta.dirname, "fixtures/hostile-plugin")
+const probeDir = join(import.meta.dirname, "fixtures/probe-plugin")
+
+let world: TempWorld
+let host: Host | undefined
+let server: Server | undefined
+let connections = 0
+
+beforeEach(async () => {
+  world = makeTempWorld("cvg-isolate-")
+  connections = 0
+  server = createServer((socket) => {
+    connections++
+    socket.destroy()
+  })
+  server.listen(0, "127.0.0.1")
+  await once(server, "listening")
+})
+afterEach(async () => {
+  await host?.close()
+  host = undefined
+  server?.close()
+  world.cleanup()
+})
+
+const portOf = (s: Server) => (s.address() as { port: number }).port
+
+interface Attempt {
+  readonly attempt: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+const attemptsOf = (h: Host): Attempt[] =>
+  h.logger.entries
+    .filter((e) => e.source === "plugin" && e.message === "attempt")
+    .map((e) => e.data as Attempt)
+
+const waitUntil = async (check: () => boolean, ms = 10_000) => {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error("condition not met in time")
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+describe("a hostile plugin in its process", () => {
+  it("fails at every way out, and the host logs each refusal", async () => {
+    const secret = world.write(join(world.outside, "secret.txt"), "TOP-SECRET")
+    host = await startHost({
+      pluginDir: hostileDir,
+      home: world.home,
+      dataDir: world.hostData,
+      env: {
+        HOME: world.home,
+        PATH: "/usr/bin:/bin",
+        HOSTILE_SECRET_FILE: secret,
+        HOSTILE_PORT: String(portOf(server!)),
+        LOGIN_SECRET: "do-not-leak",
+      },
+    })
+    // activate's attempts, then the same again from a method call (the loop turning).
+    const info = await host.call("hostile", "initialize")
+    expect(info.name).toBe("0 of 14 got out")
+    const attempts = attemptsOf(host)
+    expect(attempts).toHaveLength(2 * 15)
+    for (const a of attempts) expect(a, a.attempt).toMatchObject({ ok: false })
+    expect(JSON.stringify(attempts)).not.toContain("TOP-SECRET")
+    expect(JSON.stringify(attempts)).not.toContain("do-not-leak")
+    expect(connections).toBe(0)
+
+    const refused = host.logger.refusals().map((e) => (e.data as { what?: string }).what ?? e.message)
+    for (const what of [
+      "import(node:fs)",
+      "process.binding",
+      "process.getBuiltinModule(node:fs)",
+      "import(node:child_process)",
+      "import(node:net)",
+      "fetch",
+      "process.dlopen",
+      "import(node:module)",
+      "import(node:worker_threads)",
+      "process.kill",
+    ])
+      expect(refused, what).toContain(what)
+    // The broker's own wall: the secret lies outside every fs scope.
+    expect(host.logger.refusals().some((e) => e.message.includes(`fs.read: ${secret}`))).toBe(true)
+    // A malformed batch sent under the channel: one diagnostic, and the plugin goes on (initialize answered).
+    expect(host.logger.entries.filter((e) => e.message.includes("malformed message"))).toHaveLength(1)
+    expect(host.pluginProcess()?.pid).toBeGreaterThan(0)
+  })
+})
+
+describe("the permission flags alone (the second wall), on this Node", () => {
+  it("deny files, processes, workers, addons and the inspector; the network stays open", async () => {
+    const probe = world.write(
+      join(world.root, "probe.mjs"),
+      `
+const out = {}
+const t = async (name, f) => { try { await f(); out[name] = "allowed" } catch (e) { out[name] = e.code ?? e.message } }
+await t("fs", async () => (await import("node:fs")).readFileSync(${JSON.stringify(join(world.outside, "x"))}))
+await t("child_process", async () => (await import("node:child_process")).spawnSync("/bin/true"))
+await t("worker", async () => { const { Worker } = await import("node:worker_threads"); new Worker("1", { eval: true }) })
+await t("addon", async () => process.dlopen({ exports: {} }, "/nonexistent.node"))
+await t("inspector", async () => (await import("node:inspector")).open(0))
+await t("net", async () => { const net = await import("node:net"); await new Promise((ok, no) => { const s = net.connect(${portOf(server!)}, "127.0.0.1", ok); s.on("error", no) }) })
+process.send(out)
+`,
+    )
+    world.write(join(world.outside, "x"), "x")
+    const child = spawn(
+      process.execPath,
+      [permissionFlag(), `--allow-fs-read=${probe}`, "--no-warnings", probe],
+      {
+        stdio: ["ignore", "ignore", "pipe", "ipc"],
+        env: {},
+      },
+    )
+    const [out] = (await once(child, "message")) as [Record<string, string>]
+    await once(child, "exit")
+    expect(out).toEqual({
+      fs: "ERR_ACCESS_DENIED",
+      child_process: "ERR_ACCESS_DENIED",
+      worker: "ERR_ACCESS_DENIED",
+      addon: "ERR_DLOPEN_DISABLED",
+      inspector: "ERR_ACCESS_DENIED",
+      // Not blocked by the model on Node 20 or 24: the lockdown is what stops it.
+      net: "allowed",
+    })
+    expect(connections).toBe(1)
+  })
+})
+
+describe("a plugin process that dies", () => {
+  const start = async () => {
+    world.command(
+      "claude",
+      `#!/bin/sh\necho "ready in $PWD"\nwhile IFS= read -r l; do echo "echo:$l"; done\n`,
+    )
+    const events = makeEventHub()
+    host = await startHost({
+      pluginDir: probeDir,
+      home: world.home,
+      dataDir: world.hostData,
+      env: { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin` },
+      killGraceMs: 500,
+      events,
+    })
+    return { h: host, events }
+  }
+
+  it("is reported, its CLIs ended, its open runs ended Failed; the next call starts it again", async () => {
+    const { h, events } = await start()
+    await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s1" })
+    await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s2" })
+    const clis = h.processes().filter((p) => p.command === "claude")
+    expect(clis).toHaveLength(2)
+    // A run the plugin had opened (the probe opens none of its own).
+    events.publish({
+      kind: "agent_event",
+      agentId: "probe",
+      event: { type: "RunStarted", session_id: "s1", run_id: "r1" },
+    })
+    const first = h.pluginProcess()!
+    process.kill(first.pid, "SIGKILL")
+
+    const ended = await h.events.waitFor(
+      (e) => e.kind === "agent_event" && e.event.type === "RunEnded" && e.event.run_id === "r1",
+    )
+    expect(ended).toMatchObject({ event: { outcome: "Failed", error: expect.stringContaining("died") } })
+    expect(h.logger.entries.some((e) => e.level === "error" && e.message.includes("died"))).toBe(true)
+    expect(h.processes()).toEqual([])
+    await waitUntil(() => clis.every((c) => !pidAlive(c.pid)))
+    expect(h.pluginProcess()).toBeNull()
+    // Its agents are gone with it (a call waits for the restarted process to provide them again).
+    expect([...h.agents.keys()]).toEqual([])
+    expect(h.events.recorded).toContainEqual({ kind: "agent_unprovided", agentId: "probe" })
+
+    const info = await h.call("probe", "initialize")
+    expect(info.id).toBe("probe")
+    const second = h.pluginProcess()!
+    expect(second.pid).not.toBe(first.pid)
+    expect(pidAlive(first.pid)).toBe(false)
+    expect([...h.agents.keys()]).toEqual(["probe"])
+    await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s3" })
+    expect(h.processes().filter((p) => p.command === "claude")).toHaveLength(1)
+  })
+
+  it("close ends the plugin process and every process it started", async () => {
+    const { h } = await start()
+    await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s1" })
+    const [cli] = h.processes()
+    const pid = h.pluginProcess()!.pid
+    await h.close()
+    host = undefined
+    expect(pidAlive(pid)).toBe(false)
+    expect(pidAlive(cli!.pid)).toBe(false)
+  })
+})

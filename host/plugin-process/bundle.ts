@@ -1,0 +1,134 @@
+/**
+ * The code a plugin process runs, as two files it may read: the process's
+ * entry (child.ts, lockdown.ts) and the plugin's bundle (its `main`, its
+ * dependencies and sdk/serve.ts, as one script that sets `__cvgPlugin`).
+ *
+ * Why a bundle: under the permission model the child may read only what it
+ * is granted. One file per plugin keeps that grant to one path (not the
+ * plugin's folder and all of node_modules, where any file could be read),
+ * loads with plain Node (no TypeScript loader, which would need hooks and a
+ * worker), and lets the child run it as a script whose `import()` reaches no
+ * loader.
+ *
+ * Rules it keeps:
+ * - Rebuilt when stale: each bundle keeps the size and mtime of every input
+ *   esbuild read and its options; any change (or a new esbuild) rebuilds it.
+ * - Written to a temporary file and renamed: hosts starting at once (test
+ *   files in parallel) never read a half-written bundle.
+ */
+import { createHash } from "node:crypto"
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { build, version as esbuildVersion } from "esbuild"
+
+const repoRoot = resolve(import.meta.dirname, "../..")
+// Where tools keep their caches (ignored by git and Biome), one per checkout.
+const cacheRoot = join(repoRoot, "node_modules", ".cache", "cvg-plugin-process")
+
+export interface PluginCode {
+  /** The process's entry (an ES module). */
+  readonly entry: string
+  /** The plugin's bundle (a script). */
+  readonly bundle: string
+}
+
+interface Stamp {
+  readonly esbuild: string
+  /** The build's options, as JSON: a change of options is a change of output. */
+  readonly options: string
+  readonly inputs: Readonly<Record<string, readonly [number, number]>>
+}
+
+const stampOf = (inputs: Iterable<string>): Stamp["inputs"] => {
+  const out: Record<string, readonly [number, number]> = {}
+  for (const path of inputs) {
+    const s = statSync(path)
+    out[path] = [s.size, s.mtimeMs]
+  }
+  return out
+}
+
+const fresh = (file: string, options: string): boolean => {
+  try {
+    const stamp = JSON.parse(readFileSync(`${file}.stamp.json`, "utf8")) as Stamp
+    if (stamp.esbuild !== esbuildVersion || stamp.options !== options) return false
+    statSync(file)
+    for (const [path, [size, mtimeMs]] of Object.entries(stamp.inputs)) {
+      const s = statSync(path)
+      if (s.size !== size || s.mtimeMs !== mtimeMs) return false
+    }
+    return true
+  } catch {
+    return false
+  }
+}
+
+const writeAtomic = (file: string, content: string) => {
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
+  writeFileSync(temp, content)
+  renameSync(temp, file)
+}
+
+type Options = Parameters<typeof build>[0]
+
+/** The generated entry of a plugin bundle (not a file: its text comes from the path of `main`, in the key). */
+const STDIN_NAME = "plugin-process-entry.js"
+
+/** Build `options` into `file` unless the file is fresh. */
+const bundleInto = async (file: string, options: Options): Promise<void> => {
+  const optionsJson = JSON.stringify(options)
+  if (fresh(file, optionsJson)) return
+  mkdirSync(dirname(file), { recursive: true })
+  const result = await build({ ...options, write: false, metafile: true, bundle: true, logLevel: "silent" })
+  const output = result.outputFiles?.[0]
+  if (!output) throw new Error(`esbuild wrote nothing for ${file}`)
+  const inputs = Object.keys(result.metafile?.inputs ?? {})
+    .filter((p) => !p.startsWith("<") && !p.endsWith(STDIN_NAME))
+    .map((p) => resolve(options.absWorkingDir ?? process.cwd(), p))
+  writeAtomic(file, output.text)
+  writeAtomic(
+    `${file}.stamp.json`,
+    JSON.stringify({
+      esbuild: esbuildVersion,
+      options: optionsJson,
+      inputs: stampOf(inputs),
+    } satisfies Stamp),
+  )
+}
+
+/** Both files for the plugin in `pluginDir` whose entry is `main`, built or reused. */
+export const pluginCode = async (pluginDir: string, main: string): Promise<PluginCode> => {
+  const mainPath = resolve(pluginDir, main)
+  const key = createHash("sha256").update(mainPath).digest("hex").slice(0, 16)
+  const entry = join(cacheRoot, "child.mjs")
+  const bundle = join(cacheRoot, key, "plugin.js")
+  await bundleInto(entry, {
+    entryPoints: [join(import.meta.dirname, "child.ts")],
+    absWorkingDir: repoRoot,
+    outfile: entry,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+  })
+  await bundleInto(bundle, {
+    stdin: {
+      contents: [
+        `import * as main from ${JSON.stringify(mainPath)}`,
+        `import { servePlugin } from ${JSON.stringify(join(repoRoot, "sdk/serve.ts"))}`,
+        "export const start = (port) => servePlugin(port, main)",
+      ].join("\n"),
+      resolveDir: pluginDir,
+      sourcefile: STDIN_NAME,
+      loader: "js",
+    },
+    absWorkingDir: repoRoot,
+    outfile: bundle,
+    format: "iife",
+    globalName: "__cvgPlugin",
+    // Not Node: packages that offer a build without Node modules (yaml) give that one.
+    platform: "neutral",
+    mainFields: ["module", "main"],
+    target: "node20",
+  })
+  return { entry, bundle }
+}

@@ -1,0 +1,141 @@
+/**
+ * The plugin's API over the channel (sdk/context.ts `channelApi`) against
+ * the host's broker served on the other end (serve-broker.ts), joined in
+ * memory: the same answers as the broker gives in-process, `readEnds` across
+ * several slices, byte streams, a scoped process ended with its scope, and
+ * refusals that keep their tags.
+ */
+import { join } from "node:path"
+import { Effect, Exit, Scope, Stream } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type Message, makePeer, type Port } from "../../sdk/channel.ts"
+import { channelApi } from "../../sdk/context.ts"
+import type { FileEnds, PluginApi } from "../../sdk/plugin-api.ts"
+import { type HostBroker, makeBroker } from "../broker.ts"
+import { loadManifest } from "../manifest.ts"
+import { makeTempWorld, pidAlive, type TempWorld } from "../testing.ts"
+import { serveBroker } from "./serve-broker.ts"
+
+const repoRoot = join(import.meta.dirname, "../..")
+
+const pair = () => {
+  const listeners: Partial<Record<"a" | "b", (b: ReadonlyArray<Message>) => void>> = {}
+  const port = (self: "a" | "b", other: "a" | "b"): Port => ({
+    post: (batch) => {
+      const copy = structuredClone(batch)
+      setImmediate(() => listeners[other]?.(copy))
+    },
+    listen: (receive) => {
+      listeners[self] = receive
+    },
+    later: (flush) => queueMicrotask(flush),
+  })
+  return { plugin: makePeer(port("a", "b")), host: makePeer(port("b", "a")) }
+}
+
+let world: TempWorld
+let broker: HostBroker
+let api: PluginApi
+let released: () => Promise<void>
+
+beforeEach(async () => {
+  world = makeTempWorld("cvg-channel-api-")
+  broker = await makeBroker(await loadManifest(repoRoot), {
+    home: world.home,
+    hostDataDir: world.hostData,
+    env: { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin`, CLAUDE_X: "1", SECRET: "no" },
+    killGraceMs: 300,
+  })
+  const { plugin, host } = pair()
+  released = serveBroker(host, broker, () => {}).releaseAll
+  api = channelApi(plugin, {
+    apiVersion: broker.api.apiVersion,
+    paths: broker.api.fs.paths,
+    providers: new Map(),
+    staged: new Map(),
+  })
+})
+afterEach(async () => {
+  await released()
+  await broker.close()
+  world.cleanup()
+})
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+
+describe("the plugin API over the channel", () => {
+  it("reads both ends of many files across several slices, each visited once with its own bytes", async () => {
+    const dir = join(world.home, ".claude/projects/p")
+    const paths = Array.from({ length: 40 }, (_, i) =>
+      world.write(join(dir, `f${i}.jsonl`), `head-${i}-`.padEnd(1000 + i, "x") + `-tail-${i}`),
+    )
+    const asked = [...paths, join(dir, "missing.jsonl"), join(world.outside, "nope")]
+    const seen = new Map<number, { head: string; tail: string; size: number } | null>()
+    // 300 KB a file: a slice is 16 files, so 40 files cross in three.
+    await run(
+      api.fs.readEnds!(asked, 300_000, 8, (index, ends: FileEnds | null) => {
+        expect(seen.has(index)).toBe(false)
+        seen.set(
+          index,
+          ends && {
+            head: new TextDecoder().decode(ends.head.subarray(0, 8)),
+            tail: new TextDecoder().decode(ends.tail),
+            size: ends.size,
+          },
+        )
+      }),
+    )
+    expect(seen.size).toBe(42)
+    for (let i = 0; i < 40; i++)
+      expect(seen.get(i)).toEqual({
+        head: `head-${i}-`.padEnd(8, "x").slice(0, 8),
+        tail: `x-tail-${i}`.slice(-8),
+        size: 1000 + i + `-tail-${i}`.length,
+      })
+    expect(seen.get(40)).toBeNull()
+    expect(seen.get(41)).toBeNull()
+  })
+
+  it("answers fs, env and storage as the broker does", async () => {
+    const file = world.write(join(world.home, ".claude/settings.json"), "x".repeat(200_000))
+    expect(await run(api.fs.read(file))).toHaveLength(200_000)
+    expect(await run(api.fs.read(join(world.outside, "x")))).toBeNull()
+    expect(Array.from((await run(api.fs.readRange(file, 10, 13)))!)).toEqual([120, 120, 120])
+    const stream = await run(api.fs.stream(file, 100))
+    const bytes = await run(
+      Stream.runFold(
+        stream!,
+        () => 0,
+        (n, c) => n + c.byteLength,
+      ),
+    )
+    expect(bytes).toBe(200_000 - 100)
+    expect(await run(api.fs.stream(join(world.outside, "x")))).toBeNull()
+    expect(await run(api.env.get("CLAUDE_X"))).toBe("1")
+    expect(await run(api.env.get("SECRET"))).toBeUndefined()
+    await run(api.storage.set("k", { a: [1, 2] }))
+    expect(await run(api.storage.get("k"))).toEqual({ a: [1, 2] })
+    expect(await run(api.storage.keys)).toContain("k")
+  })
+
+  it("spawns in the caller's scope and ends the process with it; refusals keep their tag", async () => {
+    world.command("claude", `#!/bin/sh\necho ready\nwhile IFS= read -r l; do echo "echo:$l"; done\n`)
+    const scope = await run(Scope.make())
+    const handle = await run(api.process.spawn("claude", []).pipe(Scope.provide(scope)))
+    await run(handle.write("ping\n"))
+    const out = await run(
+      handle.stdout.pipe(
+        Stream.decodeText(),
+        Stream.takeUntil((s) => s.includes("echo:ping")),
+        Stream.mkString,
+      ),
+    )
+    expect(out).toContain("ready")
+    expect(broker.processes.live()).toHaveLength(1)
+    await run(Scope.close(scope, Exit.void))
+    expect(broker.processes.live()).toEqual([])
+    expect(pidAlive(handle.pid!)).toBe(false)
+    const refused = await run(Effect.flip(api.process.run("rm", ["-rf", "/"])))
+    expect(refused).toMatchObject({ _tag: "NotGranted", capability: "process", detail: "rm" })
+  })
+})

@@ -1,0 +1,32 @@
+/**
+ * The Node command line of a plugin process: the permission model as the
+ * running Node spells it, reads allowed only of the two files the process
+ * runs (its entry and the plugin's bundle), no grant of anything else, and
+ * no code generation from strings.
+ *
+ * What the flags hold, checked by host/plugin-process.test.ts on the Node
+ * that runs the tests (Node 20.20 and 24.22 verified by hand):
+ * - files: reads of any other path, and every write, are ERR_ACCESS_DENIED;
+ * - child processes, worker threads, the inspector: ERR_ACCESS_DENIED;
+ * - native addons: ERR_DLOPEN_DISABLED;
+ * - network: NOT blocked on Node 20 or 24 (`--allow-net` arrives in Node 25):
+ *   the lockdown (lockdown.ts) and the script loader (child.ts) leave the
+ *   plugin no module and no global that opens a socket.
+ */
+
+/** `--permission` where Node has it (22.13+, 24), else Node 20's experimental spelling. */
+export const permissionFlag = (): string =>
+  process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission"
+
+export const childArgs = (entry: string, bundle: string): string[] => [
+  permissionFlag(),
+  `--allow-fs-read=${entry}`,
+  `--allow-fs-read=${bundle}`,
+  "--disallow-code-generation-from-strings",
+  // Lets the script's import() reach child.ts's callback, which refuses and
+  // reports it; without it import() fails the same, but the host never hears.
+  "--experimental-vm-modules",
+  "--no-warnings",
+  entry,
+  bundle,
+]

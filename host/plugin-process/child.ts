@@ -1,0 +1,67 @@
+/**
+ * The plugin process's entry (bundled to one file, run by plain Node under
+ * the permission model, see child-flags.ts): take the IPC channel, put up
+ * the lockdown, then run the plugin's bundle as a script and hand it the
+ * channel. The bundle is a script, not a module: it has no `require`, no
+ * `import.meta`, and its `import()` reaches no loader (refused and reported
+ * here). Code generation from strings is off (a flag), so it cannot compile
+ * its way around either.
+ */
+import { readFileSync } from "node:fs"
+import { runInThisContext } from "node:vm"
+import type { Message, Port } from "../../sdk/channel.ts"
+import { lockdown, SandboxRefusal } from "./lockdown.ts"
+
+const [bundlePath] = process.argv.slice(2)
+const send = process.send?.bind(process)
+if (!send || !bundlePath) {
+  process.stderr.write("the plugin process runs only as a child of a host, with the bundle's path\n")
+  process.exit(2)
+}
+
+let receive: ((batch: ReadonlyArray<Message>) => void) | null = null
+const early: ReadonlyArray<Message>[] = []
+process.on("message", (batch: ReadonlyArray<Message>) => {
+  if (!Array.isArray(batch)) return
+  if (receive) receive(batch)
+  else early.push(batch)
+})
+// The host is gone: nothing here may outlive it.
+process.on("disconnect", () => process.exit(0))
+
+const post = (batch: ReadonlyArray<Message>) => {
+  try {
+    send(batch)
+  } catch {
+    process.exit(0)
+  }
+}
+const report = (what: string) => post([{ t: "note", op: "sandbox.refused", args: { what } }])
+const log = (level: "info" | "warn", text: string) =>
+  post([{ t: "note", op: "log", args: { level, message: text.trimEnd(), data: { from: "console" } } }])
+
+const code = readFileSync(bundlePath, "utf8")
+lockdown(report, log)
+
+const port: Port = {
+  post,
+  listen: (handler) => {
+    receive = handler
+    for (const batch of early.splice(0)) handler(batch)
+  },
+  later: (flush) => queueMicrotask(flush),
+}
+
+runInThisContext(code, {
+  filename: bundlePath,
+  importModuleDynamically: ((specifier: string) => {
+    report(`import(${specifier})`)
+    throw new SandboxRefusal(`import(${specifier}) is not available in the plugin process`)
+  }) as never,
+})
+const entry = (globalThis as { __cvgPlugin?: { start: (port: Port) => void } }).__cvgPlugin
+if (!entry) {
+  report("the plugin bundle defines no entry")
+  process.exit(3)
+}
+entry.start(port)

@@ -1,0 +1,296 @@
+/**
+ * One plugin process as the host sees it: started under the permission
+ * model (child-flags.ts) with no environment, the broker served to it over
+ * the IPC channel (serve-broker.ts), activated, and its agents registered in
+ * the host's registry as proxies whose methods are channel requests.
+ *
+ * Rules it keeps:
+ * - Every batch the child sends is checked against the channel's envelope
+ *   (Zod); a malformed one is one diagnostic and is dropped.
+ * - When the child dies (crash, kill, out of memory) it is logged with the
+ *   last lines of its stderr, every pending call fails with
+ *   PluginProcessExited, every process it started is ended (and waited
+ *   for), and `onExit` tells the host, which restarts it on the next call.
+ * - `stop` disposes the agents, ends their processes, then the child.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { Effect } from "effect"
+import { z } from "zod"
+import { ChannelError, type Message, makePeer, type Peer, type Port } from "../../sdk/channel.ts"
+import type { ActivateParams } from "../../sdk/context.ts"
+import type { AgentEvent, AgentHost, AgentProvider } from "../../sdk/protocol.ts"
+import type { HostBroker } from "../broker.ts"
+import { REFUSED } from "../log.ts"
+import { pluginCode } from "./bundle.ts"
+import { childArgs } from "./child-flags.ts"
+import { serveBroker } from "./serve-broker.ts"
+
+const Envelope = z.array(
+  z.discriminatedUnion("t", [
+    z.object({ t: z.literal("req"), id: z.number(), op: z.string(), args: z.unknown() }),
+    z.object({ t: z.literal("res"), id: z.number(), value: z.unknown() }),
+    z.object({
+      t: z.literal("err"),
+      id: z.number(),
+      error: z.object({
+        _tag: z.string(),
+        message: z.string(),
+        fields: z.record(z.string(), z.unknown()).optional(),
+      }),
+    }),
+    z.object({ t: z.literal("note"), op: z.string(), args: z.unknown() }),
+    z.object({ t: z.literal("open"), sid: z.number(), op: z.string(), args: z.unknown() }),
+    z.object({ t: z.literal("credit"), sid: z.number(), weight: z.number().positive() }),
+    z.object({ t: z.literal("close"), sid: z.number() }),
+  ]),
+)
+
+const AgentEmit = z.object({ agent: z.string(), event: z.object({ type: z.string() }).loose() })
+const AgentInfoChanged = z.object({ agent: z.string(), agentId: z.string() })
+
+/** How many of the child's last stderr lines a death report carries. */
+const STDERR_LINES = 20
+
+export interface PluginExit {
+  readonly code: number | null
+  readonly signal: string | null
+  /** Its last lines of stderr (Node's own report of a crash). */
+  readonly stderr: string
+}
+
+export interface PluginProcess {
+  readonly pid: number
+  /** Its resident memory in bytes, now (null where /proc is not there, or after it exited). */
+  readonly rssBytes: () => number | null
+  /** Resolves when the child has exited. */
+  readonly exited: Promise<PluginExit>
+  /** Dispose its agents, end their processes and the child, and wait. */
+  readonly stop: () => Promise<void>
+}
+
+export interface PluginProcessOptions {
+  readonly pluginDir: string
+  readonly broker: HostBroker
+  /** The child died without `stop` (after its processes were ended). */
+  readonly onExit: (exit: PluginExit) => void
+}
+
+/** What a method's failure looks like to the host: the AgentFailure the plugin sent. */
+const failureOf = (error: unknown) =>
+  error instanceof ChannelError
+    ? { _tag: error.wire._tag, message: error.wire.message, ...error.wire.fields }
+    : { _tag: "Error", message: String(error) }
+
+const METHODS = [
+  "initialize",
+  "createSession",
+  "resumeSession",
+  "forkSession",
+  "readSession",
+  "listSessions",
+  "closeSession",
+  "prompt",
+  "cancel",
+  "cancelTask",
+  "setOption",
+  "rollback",
+  "answerApproval",
+  "answerQuestion",
+  "getUsage",
+  "signIn",
+  "signOut",
+  "update",
+] as const satisfies ReadonlyArray<Exclude<keyof AgentProvider, "id" | "dispose">>
+
+/** An AgentProvider whose methods run in the plugin process. */
+const proxyProvider = (peer: Peer, id: string): AgentProvider => {
+  const methods = Object.fromEntries(
+    METHODS.map((method) => [
+      method,
+      (params?: unknown) =>
+        Effect.tryPromise({
+          try: () => peer.request("agent.call", { agent: id, method, params }),
+          catch: failureOf,
+        }),
+    ]),
+  )
+  return {
+    id,
+    ...methods,
+    // A dead process has nothing left to dispose.
+    dispose: () =>
+      Effect.promise(() =>
+        peer.closed() ? Promise.resolve() : peer.request("agent.dispose", { agent: id }).catch(() => {}),
+      ),
+  } as unknown as AgentProvider
+}
+
+export const startPluginProcess = async (options: PluginProcessOptions): Promise<PluginProcess> => {
+  const { broker } = options
+  const logger = broker.logger
+  const code = await pluginCode(options.pluginDir, broker.manifest.main)
+  const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle), {
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    serialization: "advanced",
+    env: {},
+    cwd: "/",
+  })
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`${broker.manifest.id}: the plugin process did not start`)
+
+  const stderrLines: string[] = []
+  child.stderr?.setEncoding("utf8")
+  child.stderr?.on("data", (text: string) => {
+    stderrLines.push(...text.split("\n").filter((l) => l.trim() !== ""))
+    if (stderrLines.length > STDERR_LINES) stderrLines.splice(0, stderrLines.length - STDERR_LINES)
+  })
+
+  const port: Port = {
+    post: (batch) => {
+      // A send racing the child's exit fails quietly: the exit is reported once, below.
+      if (child.connected) child.send(batch as Message[], () => {})
+    },
+    listen: (receive) =>
+      void child.on("message", (raw: unknown) => {
+        const parsed = Envelope.safeParse(raw)
+        if (!parsed.success) {
+          logger.log({
+            source: "host",
+            level: "warn",
+            message: `${broker.manifest.id}: a malformed message from the plugin process was dropped`,
+            data: { issues: z.prettifyError(parsed.error) },
+          })
+          return
+        }
+        receive(parsed.data as Message[])
+      }),
+    later: (flush) => queueMicrotask(flush),
+  }
+  const peer = makePeer(port)
+  const served = serveBroker(peer, broker, (op, error) =>
+    logger.log({
+      source: "host",
+      level: "warn",
+      message: `${broker.manifest.id}: bad arguments for ${op} from the plugin process`,
+      data: { error: String(error) },
+    }),
+  )
+
+  const hosts = new Map<string, AgentHost>()
+  peer.handle("agents.provide", async (args) => {
+    const { id } = z.object({ id: z.string() }).parse(args)
+    const exit = await Effect.runPromiseExit(
+      broker.api.agents.provide(id, (host) => {
+        hosts.set(id, host)
+        return proxyProvider(peer, id)
+      }),
+    )
+    if (exit._tag === "Failure")
+      throw {
+        _tag: "NotGranted",
+        message: `agents.provide not granted: ${id}`,
+        capability: "agents.provide",
+        detail: id,
+      }
+  })
+  peer.handle("agents.unprovide", (args) => {
+    const { id } = z.object({ id: z.string() }).parse(args)
+    hosts.delete(id)
+    return Effect.runPromise(broker.api.agents.unprovide(id))
+  })
+  peer.onNote("agent.emit", (args) => {
+    const parsed = AgentEmit.safeParse(args)
+    const host = parsed.success ? hosts.get(parsed.data.agent) : undefined
+    if (host) Effect.runSync(host.emit(parsed.data!.event as unknown as AgentEvent))
+  })
+  peer.onNote("agent.infoChanged", (args) => {
+    const parsed = AgentInfoChanged.safeParse(args)
+    const host = parsed.success ? hosts.get(parsed.data.agent) : undefined
+    if (host) Effect.runSync(host.infoChanged(parsed.data!.agentId))
+  })
+  peer.onNote("sandbox.refused", (args) => {
+    const what = String((args as { what?: unknown } | null)?.what ?? "?")
+    logger.log({
+      source: "broker",
+      level: "warn",
+      message: `${REFUSED} sandbox: ${what} (the plugin process may not)`,
+      data: { capability: "sandbox", what, pid },
+    })
+  })
+
+  let stopping = false
+  const exited = new Promise<PluginExit>((resolve) => {
+    child.once("exit", (code, signal) => {
+      const exit: PluginExit = { code, signal, stderr: stderrLines.join("\n") }
+      peer.close({
+        _tag: "PluginProcessExited",
+        message: `the plugin process of ${broker.manifest.id} exited (${signal ?? `code ${code}`})`,
+      })
+      for (const id of hosts.keys()) hosts.delete(id)
+      void served.releaseAll().then(() => {
+        if (stopping) return resolve(exit)
+        logger.log({
+          source: "host",
+          level: "error",
+          message: `the plugin process of ${broker.manifest.id} died (${signal ?? `code ${code}`}); its processes were ended, it restarts on the next call`,
+          data: { pid, ...exit },
+        })
+        resolve(exit)
+        options.onExit(exit)
+      })
+    })
+  })
+
+  /** Disconnect (the child exits by itself), then SIGTERM and SIGKILL if it lingers. */
+  const kill = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    if (child.connected) child.disconnect()
+    const term = setTimeout(() => child.kill("SIGTERM"), 1_000)
+    const force = setTimeout(() => child.kill("SIGKILL"), 3_000)
+    await exited
+    clearTimeout(term)
+    clearTimeout(force)
+  }
+
+  try {
+    const params: ActivateParams = {
+      apiVersion: broker.api.apiVersion,
+      paths: broker.api.fs.paths,
+    }
+    await Promise.race([
+      peer.request("activate", params),
+      exited.then((exit) => {
+        throw new Error(
+          `the plugin process exited before it activated (${exit.signal ?? `code ${exit.code}`})\n${exit.stderr}`,
+        )
+      }),
+    ])
+  } catch (error) {
+    stopping = true
+    await kill()
+    await served.releaseAll()
+    throw new Error(
+      `${broker.manifest.id}: activate failed: ${error instanceof Error ? error.message : String(error)}`,
+    )
+  }
+
+  return {
+    pid,
+    exited,
+    rssBytes: () => {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, "utf8")
+        const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1]
+        return kb === undefined ? null : Number(kb) * 1024
+      } catch {
+        return null
+      }
+    },
+    stop: async () => {
+      stopping = true
+      await served.releaseAll()
+      await kill()
+    },
+  }
+}

@@ -1,0 +1,257 @@
+/**
+ * The host's broker answering a plugin process: each operation the plugin
+ * side (sdk/context.ts) asks for is checked with Zod and run by the same
+ * HostBroker an in-process plugin gets, so every grant is enforced exactly
+ * as before; the process boundary adds nothing the broker does not allow.
+ *
+ * Rules it keeps:
+ * - Arguments are untrusted: a request whose arguments fail their schema is
+ *   answered with an error and logged once; nothing runs.
+ * - Spawned processes are held here, each in its own scope: `release` (the
+ *   plugin's scope closing) and `releaseAll` (the plugin process gone) end
+ *   them and wait, as closing the scope does in-process.
+ * - Streams are pumped only while the plugin grants credit (sdk/channel.ts).
+ */
+import { Cause, Effect, Exit, Scope, Stream } from "effect"
+import { z } from "zod"
+import { type Peer, STREAM_WINDOW, type StreamSink } from "../../sdk/channel.ts"
+import type { EndsBatch, EndsEntry } from "../../sdk/context.ts"
+import type { ProcessHandle } from "../../sdk/plugin-api.ts"
+import type { HostBroker } from "../broker.ts"
+
+const Path = z.object({ path: z.string() })
+const Handle = z.object({ handle: z.number().int() })
+const Env = z.record(z.string(), z.string().optional())
+const SpawnArgs = z.object({
+  command: z.string(),
+  args: z.array(z.string()),
+  options: z.object({ cwd: z.string().optional(), env: Env.optional() }).loose(),
+})
+const RunArgs = SpawnArgs.extend({
+  options: z
+    .object({
+      cwd: z.string().optional(),
+      env: Env.optional(),
+      timeoutMs: z.number().optional(),
+      stdin: z.string().optional(),
+    })
+    .loose(),
+})
+const Ends = z.object({
+  paths: z.array(z.string()),
+  headBytes: z.number().nonnegative(),
+  tailBytes: z.number().nonnegative(),
+})
+
+/**
+ * Files per `readEnds` slice: half the plugin's credit window of ends at most
+ * (so the host reads the next slice while the plugin takes this one, instead
+ * of waiting for its credit), and no more than 512.
+ */
+const endsSlice = (headBytes: number, tailBytes: number): number =>
+  Math.max(16, Math.min(512, Math.floor(STREAM_WINDOW / 2 / Math.max(1, headBytes + tailBytes))))
+
+/** A Zod failure as the one clear error the plugin gets (and the host logs). */
+class BadArguments extends Error {
+  readonly _tag = "BadArguments"
+}
+
+const parse = <T>(schema: z.ZodType<T>, op: string, args: unknown): T => {
+  const result = schema.safeParse(args)
+  if (!result.success) throw new BadArguments(`${op}: ${z.prettifyError(result.error)}`)
+  return result.data
+}
+
+const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromiseExit(effect).then((exit) => {
+    if (Exit.isSuccess(exit)) return exit.value
+    const failure = Cause.findErrorOption(exit.cause)
+    throw failure._tag === "Some" ? failure.value : new Error(Cause.pretty(exit.cause))
+  })
+
+/** Pump a byte stream to the plugin, chunk by chunk, while it grants credit; stop when it closes. */
+const pump = (stream: Stream.Stream<Uint8Array>, sink: StreamSink): Promise<void> =>
+  Effect.runPromise(
+    Stream.runForEach(stream, (chunk) => Effect.promise(() => sink.emit([chunk]))),
+    { signal: sink.signal },
+  ).catch(() => undefined)
+
+export interface ServedBroker {
+  /** End every process the plugin started (its scopes closed), and wait. */
+  readonly releaseAll: () => Promise<void>
+}
+
+export const serveBroker = (
+  peer: Peer,
+  broker: HostBroker,
+  logBad: (op: string, error: unknown) => void,
+): ServedBroker => {
+  const api = broker.api
+  const processes = new Map<number, { readonly scope: Scope.Closeable; readonly handle: ProcessHandle }>()
+  const fileStreams = new Map<number, Stream.Stream<Uint8Array>>()
+  let nextId = 0
+
+  const handle = (op: string, answer: (args: unknown) => unknown) =>
+    peer.handle(op, (args) => {
+      try {
+        return answer(args)
+      } catch (error) {
+        if (error instanceof BadArguments) logBad(op, error)
+        throw error
+      }
+    })
+
+  const processOf = (args: unknown, op: string) => {
+    const { handle: id } = parse(Handle, op, args)
+    const found = processes.get(id)
+    if (!found)
+      throw {
+        _tag: "BrokerFailure",
+        message: `${op}: no process ${id}`,
+        operation: op,
+        detail: "no such process",
+      }
+    return found
+  }
+
+  const release = async (id: number) => {
+    const found = processes.get(id)
+    if (!found) return
+    processes.delete(id)
+    await Effect.runPromise(Scope.close(found.scope, Exit.void))
+  }
+
+  handle("process.spawn", async (args) => {
+    const { command, args: argv, options } = parse(SpawnArgs, "process.spawn", args)
+    const scope = await Effect.runPromise(Scope.make())
+    try {
+      const h = await run(api.process.spawn(command, argv, options).pipe(Scope.provide(scope)))
+      const id = ++nextId
+      processes.set(id, { scope, handle: h })
+      return { handle: id, pid: h.pid }
+    } catch (error) {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      throw error
+    }
+  })
+  handle("process.release", (args) => release(parse(Handle, "process.release", args).handle))
+  handle("process.write", (args) => {
+    const text = z.object({ text: z.string() }).parse(args).text
+    return run(processOf(args, "process.write").handle.write(text))
+  })
+  handle("process.closeStdin", (args) => run(processOf(args, "process.closeStdin").handle.closeStdin))
+  handle("process.exit", (args) => run(processOf(args, "process.exit").handle.exit))
+  handle("process.kill", (args) => {
+    const { signal } = z.object({ signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT"]).optional() }).parse(args)
+    return run(processOf(args, "process.kill").handle.kill(signal))
+  })
+  peer.serve("process.stdout", (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink))
+  peer.serve("process.stderr", (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink))
+  handle("process.run", (args) => {
+    const { command, args: argv, options } = parse(RunArgs, "process.run", args)
+    return run(api.process.run(command, argv, options))
+  })
+  handle("process.which", (args) =>
+    run(api.process.which(parse(z.object({ command: z.string() }), "process.which", args).command)),
+  )
+
+  handle("fs.read", (args) => run(api.fs.read(parse(Path, "fs.read", args).path)))
+  handle("fs.readRange", (args) => {
+    const { path, start, end } = parse(
+      z.object({ path: z.string(), start: z.number(), end: z.number() }),
+      "fs.readRange",
+      args,
+    )
+    return run(api.fs.readRange(path, start, end))
+  })
+  handle("fs.stat", (args) => run(api.fs.stat(parse(Path, "fs.stat", args).path)))
+  handle("fs.list", (args) => run(api.fs.list(parse(Path, "fs.list", args).path)))
+  handle("fs.realpath", (args) => run(api.fs.realpath(parse(Path, "fs.realpath", args).path)))
+  handle("fs.streamOpen", async (args) => {
+    const { path, start } = parse(
+      z.object({ path: z.string(), start: z.number().optional() }),
+      "fs.streamOpen",
+      args,
+    )
+    const stream = await run(api.fs.stream(path, start))
+    if (stream === null) return null
+    const token = ++nextId
+    fileStreams.set(token, stream)
+    return token
+  })
+  peer.serve("fs.stream", (args, sink) => {
+    const { token } = parse(z.object({ token: z.number() }), "fs.stream", args)
+    const stream = fileStreams.get(token)
+    fileStreams.delete(token)
+    if (!stream) throw new BadArguments(`fs.stream: no open stream ${token}`)
+    return pump(stream, sink)
+  })
+  peer.serve("fs.readEnds", async (args, sink) => {
+    const { paths, headBytes, tailBytes } = parse(Ends, "fs.readEnds", args)
+    const readEnds = api.fs.readEnds
+    if (!readEnds) throw new Error("this host's broker has no readEnds")
+    const slice = endsSlice(headBytes, tailBytes)
+    for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
+      const entries: EndsEntry[] = []
+      const count = Math.min(slice, paths.length - from)
+      // The broker lends its buffer for one visit: each end is copied out once, into the batch's array.
+      const bytes = new Uint8Array(count * (Math.floor(headBytes) + Math.floor(tailBytes)))
+      let at = 0
+      await run(
+        readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
+          if (ends === null) return void entries.push([from + index])
+          bytes.set(ends.head, at)
+          bytes.set(ends.tail, at + ends.head.byteLength)
+          at += ends.head.byteLength + ends.tail.byteLength
+          entries.push([
+            from + index,
+            ends.size,
+            ends.mtimeMs,
+            ends.birthtimeMs,
+            ends.head.byteLength,
+            ends.tail.byteLength,
+          ])
+        }),
+      )
+      const batch: EndsBatch = { entries, bytes: bytes.subarray(0, at) }
+      await sink.emit([batch], Math.max(1, at))
+    }
+  })
+
+  handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))
+  handle("env.all", () => run(api.env.all))
+
+  const Key = z.object({ key: z.string() })
+  handle("storage.get", (args) => run(api.storage.get(parse(Key, "storage.get", args).key)))
+  handle("storage.set", (args) => {
+    const { key, value } = parse(z.object({ key: z.string(), value: z.unknown() }), "storage.set", args)
+    return run(api.storage.set(key, value))
+  })
+  handle("storage.delete", (args) => run(api.storage.delete(parse(Key, "storage.delete", args).key)))
+  handle("storage.keys", () => run(api.storage.keys))
+
+  handle("host.callTool", (args) => {
+    const { sessionId, name, input } = parse(
+      z.object({ sessionId: z.string(), name: z.string(), input: z.unknown() }),
+      "host.callTool",
+      args,
+    )
+    return run(api.host.callTool(sessionId, name, input))
+  })
+
+  peer.onNote("log", (args) => {
+    const parsed = z
+      .object({ level: z.enum(["debug", "info", "warn", "error"]), message: z.string(), data: z.unknown() })
+      .safeParse(args)
+    if (!parsed.success) return logBad("log", new BadArguments(z.prettifyError(parsed.error)))
+    const { level, message, data } = parsed.data
+    broker.logger.log({ source: "plugin", level, message, ...(data !== undefined && { data }) })
+  })
+
+  return {
+    releaseAll: async () => {
+      fileStreams.clear()
+      await Promise.all([...processes.keys()].map(release))
+    },
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The turn around the messages: init and state, the run's end and its usage,
+ * compaction, usage limits, retries and compaction failures.
+ *
+ * Rules (CLI 2.1.332, product notes "Decisions"):
+ * - the context window comes from `modelUsage[<the session's model>]`, not
+ *   the largest window of any model; the context used is the main chat's last
+ *   message usage;
+ * - `compact_boundary` comes before its summary (a synthetic user frame), or
+ *   after an `isCompactSummary` one: both orders give one Compacted, and a
+ *   boundary with no summary gives it at `result`;
+ * - a rate limit is an event for the host and a signal for the session (which
+ *   blocks the run on a rejection; only the `result` ends it).
+ */
+import { limitsFromRateLimitEvent, rejectionOf } from "../limits.ts"
+import type { RunUsage } from "../sdk/protocol.ts"
+import { stringsOf } from "../values.ts"
+import type {
+  ApiRetry,
+  CompactBoundary,
+  RateLimitEvent,
+  ResultFrame,
+  SessionStateChanged,
+  SystemInit,
+  SystemStatus,
+  Usage,
+} from "../wire.ts"
+import { noteMainModel } from "./context-window.ts"
+import { emit, type MapState, type Out, type Reducer } from "./state.ts"
+
+/** A main-chat message starts streaming: its usage so far. */
+export const noteStreamStart = (s: MapState, usage: Usage, messageId: string | undefined): void => {
+  s.turn.lastUsage = usage
+  s.turn.lastUsageMessage = messageId
+}
+
+/** A main-chat message's usage grows. */
+export const noteStreamDelta = (s: MapState, usage: Usage): void => {
+  s.turn.lastUsage = { ...s.turn.lastUsage, ...usage }
+}
+
+/** A main-chat `assistant` frame: its usage, unless its message already streamed some. */
+export const noteAssistantUsage = (
+  s: MapState,
+  messageId: string,
+  usage: Usage | null | undefined,
+  model?: string | null,
+): void => {
+  noteMainModel(s, model)
+  if (usage && s.turn.lastUsageMessage !== messageId) {
+    s.turn.lastUsage = usage
+    s.turn.lastUsageMessage = messageId
+  }
+}
+
+const contextWindow = (s: MapState, frame: ResultFrame): number | undefined => {
+  const usage = frame.modelUsage
+  if (!usage) return undefined
+  const model = s.model
+  const keys = Object.keys(usage)
+  const key =
+    model === undefined
+      ? keys.length === 1
+        ? keys[0]
+        : undefined
+      : (keys.find((k) => k === model) ??
+        keys.find((k) => k.startsWith(model) || model.startsWith(k)) ??
+        (keys.length === 1 ? keys[0] : undefined))
+  const entry = key === undefined ? undefined : usage[key]
+  const window =
+    typeof entry === "object" && entry !== null
+      ? (entry as { contextWindow?: unknown }).contextWindow
+      : undefined
+  return typeof window === "number" ? window : undefined
+}
+
+const runUsage = (s: MapState, frame: ResultFrame): RunUsage => {
+  const u = frame.usage ?? {}
+  const thinking = u.output_tokens_details?.thinking_tokens
+  const window = contextWindow(s, frame)
+  const last = s.turn.lastUsage
+  const used =
+    last === undefined
+      ? undefined
+      : (last.input_tokens ?? 0) +
+        (last.cache_read_input_tokens ?? 0) +
+        (last.cache_creation_input_tokens ?? 0) +
+        (last.output_tokens ?? 0)
+  return {
+    input_tokens: u.input_tokens ?? 0,
+    output_tokens: u.output_tokens ?? 0,
+    ...(typeof u.cache_read_input_tokens === "number"
+      ? { cache_read_tokens: u.cache_read_input_tokens }
+      : {}),
+    ...(typeof u.cache_creation_input_tokens === "number"
+      ? { cache_write_tokens: u.cache_creation_input_tokens }
+      : {}),
+    ...(typeof thinking === "number" ? { thinking_tokens: thinking } : {}),
+    ...(window === undefined ? {} : { context_window: window }),
+    ...(used === undefined ? {} : { context_used: used }),
+    ...(typeof frame.total_cost_usd === "number" ? { cost_usd: frame.total_cost_usd } : {}),
+    ...(typeof frame.duration_ms === "number" ? { duration_ms: frame.duration_ms } : {}),
+    ...(typeof frame.num_turns === "number" ? { num_turns: frame.num_turns } : {}),
+  }
+}
+
+export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
+  if (s.turn.compactPending) {
+    s.turn.compactPending = false
+    emit(s, out, undefined, { type: "Compacted", summary: s.turn.pendingSummary ?? "" })
+    s.turn.pendingSummary = undefined
+  }
+  out.signals.push({
+    type: "result",
+    subtype: frame.subtype,
+    isError: frame.is_error === true || frame.subtype !== "success",
+    usage: runUsage(s, frame),
+    errors: frame.errors ?? [],
+    userMessageUuids: frame.user_message_uuids ?? (frame.user_message_uuid ? [frame.user_message_uuid] : []),
+    ...(typeof frame.result === "string" ? { text: frame.result } : {}),
+  })
+}
+
+export const onRateLimit: Reducer<RateLimitEvent> = (s, frame, out) => {
+  const limits = limitsFromRateLimitEvent(frame.rate_limit_info)
+  const rejected = rejectionOf(frame.rate_limit_info)
+  emit(s, out, undefined, { type: "UsageLimits", limits })
+  out.signals.push({ type: "usage_limits", limits, ...(rejected === undefined ? {} : { rejected }) })
+}
+
+const skillNames = (skills: ReadonlyArray<unknown> | null | undefined): string[] =>
+  (skills ?? []).flatMap((skill) =>
+    typeof skill === "string"
+      ? [skill]
+      : typeof (skill as { name?: unknown })?.name === "string"
+        ? [(skill as { name: string }).name]
+        : [],
+  )
+
+export const onInit: Reducer<SystemInit> = (s, frame, out) => {
+  s.model = frame.model
+  out.signals.push({
+    type: "init",
+    model: frame.model,
+    cliSessionId: frame.session_id ?? "",
+    ...(frame.permissionMode ? { permissionMode: frame.permissionMode } : {}),
+    tools: stringsOf(frame.tools),
+    skills: skillNames(frame.skills),
+    slashCommands: stringsOf(frame.slash_commands),
+  })
+}
+
+export const onState: Reducer<SessionStateChanged> = (_s, frame, out) => {
+  out.signals.push({ type: "state", state: frame.state })
+}
+
+export const onStatus: Reducer<SystemStatus> = (s, frame, out) => {
+  if (frame.compact_result !== "failed") return
+  const message = frame.compact_error ? `Compaction failed: ${frame.compact_error}` : "Compaction failed."
+  emit(s, out, undefined, { type: "Notice", level: "error", text: message })
+  out.signals.push({ type: "compact_failed", message })
+}
+
+export const onCompactBoundary: Reducer<CompactBoundary> = (s, _frame, out) => {
+  if (s.turn.pendingSummary !== undefined) {
+    emit(s, out, undefined, { type: "Compacted", summary: s.turn.pendingSummary })
+    s.turn.pendingSummary = undefined
+  } else s.turn.compactPending = true
+}
+
+export interface MainUserFrame {
+  readonly isSynthetic?: boolean | null
+  readonly isCompactSummary?: boolean | null
+}
+
+/**
+ * A main-chat user message that is no tool result: a compaction summary
+ * (before or after its boundary); anything else is the host's own prompt, a
+ * replay or a notification, which the mapper leaves alone.
+ */
+export const onMainUserText = (s: MapState, out: Out, frame: MainUserFrame, text: string): void => {
+  if (!(frame.isCompactSummary === true || (frame.isSynthetic === true && s.turn.compactPending))) return
+  if (s.turn.compactPending) {
+    s.turn.compactPending = false
+    emit(s, out, undefined, { type: "Compacted", summary: text })
+  } else s.turn.pendingSummary = text
+}
+
+export const onApiRetry: Reducer<ApiRetry> = (s, frame, out) => {
+  const status = typeof frame.error_status === "number" ? ` ${frame.error_status}` : ""
+  const attempt =
+    typeof frame.attempt === "number"
+      ? ` (attempt ${frame.attempt}${typeof frame.max_retries === "number" ? ` of ${frame.max_retries}` : ""})`
+      : ""
+  emit(s, out, undefined, {
+    type: "Notice",
+    level: "warning",
+    text: `API error${status}; retrying${attempt}.`,
+  })
+}

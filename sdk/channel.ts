@@ -1,0 +1,360 @@
+/**
+ * The channel between a host and a plugin that runs in a process of its own:
+ * requests answered by id, one-way notes, and streams with credit, over a
+ * Port that carries plain (structured-clone) messages in batches.
+ *
+ * Rules it keeps:
+ * - Both ends run the same code; neither trusts the other's messages beyond
+ *   their envelope (a host validates what it reads, see host/plugin-process/).
+ * - Streams are pulled: the consumer opens one and grants credit (a weight,
+ *   bytes for byte streams); the producer sends only while credit is left,
+ *   so a slow reader holds the source instead of filling memory.
+ * - Byte items of one stream queued in the same flush cross as one array:
+ *   small chunks never cost a message or a copy each.
+ * - One close path: `close` fails every pending request and ends every stream.
+ * - No Node module: the plugin side of this file runs inside the sandbox.
+ */
+
+/** An error as it crosses: its tag, its message and its own plain fields. */
+export interface WireError {
+  readonly _tag: string
+  readonly message: string
+  readonly fields?: Readonly<Record<string, unknown>>
+}
+
+export type Message =
+  | { readonly t: "req"; readonly id: number; readonly op: string; readonly args: unknown }
+  | { readonly t: "res"; readonly id: number; readonly value: unknown }
+  | { readonly t: "err"; readonly id: number; readonly error: WireError }
+  | { readonly t: "note"; readonly op: string; readonly args: unknown }
+  | { readonly t: "open"; readonly sid: number; readonly op: string; readonly args: unknown }
+  | { t: "items"; readonly sid: number; items: unknown[]; weight: number }
+  | { readonly t: "end"; readonly sid: number; readonly error?: WireError }
+  | { readonly t: "credit"; readonly sid: number; readonly weight: number }
+  | { readonly t: "close"; readonly sid: number }
+
+/** How messages travel: `post` hands one batch over, `listen` hears the other side's batches. */
+export interface Port {
+  readonly post: (batch: ReadonlyArray<Message>) => void
+  readonly listen: (receive: (batch: ReadonlyArray<Message>) => void) => void
+  /** Run `flush` soon, after the work already queued (a host: setImmediate). */
+  readonly later: (flush: () => void) => void
+}
+
+/** A request the other side refused or failed: its WireError kept. */
+export class ChannelError extends Error {
+  override readonly name = "ChannelError"
+  constructor(readonly wire: WireError) {
+    super(wire.message)
+  }
+}
+
+/** Credit a consumer keeps open per stream: the producer's lead over the reader. */
+export const STREAM_WINDOW = 1 << 20
+
+export interface StreamSink {
+  /** Send items; resolves once credit allows more. `weight` defaults to the bytes of byte items, else 1 each. */
+  readonly emit: (items: ReadonlyArray<unknown>, weight?: number) => Promise<void>
+  /** Aborted when the consumer closes the stream or the channel closes. */
+  readonly signal: AbortSignal
+}
+
+export type RequestHandler = (args: unknown) => unknown
+export type NoteHandler = (args: unknown) => void
+export type StreamHandler = (args: unknown, sink: StreamSink) => Promise<void>
+
+/** The consumer's end of a stream: batches of items, in order. */
+export interface StreamReader extends AsyncIterable<unknown> {
+  readonly cancel: () => void
+}
+
+export interface Peer {
+  readonly request: (op: string, args?: unknown) => Promise<unknown>
+  readonly note: (op: string, args?: unknown) => void
+  readonly open: (op: string, args?: unknown) => StreamReader
+  readonly handle: (op: string, handler: RequestHandler) => void
+  readonly onNote: (op: string, handler: NoteHandler) => void
+  readonly serve: (op: string, handler: StreamHandler) => void
+  /** Fail every pending request, end every stream; later calls fail with `reason`. */
+  readonly close: (reason: WireError) => void
+  readonly closed: () => WireError | null
+}
+
+export const toWireError = (error: unknown): WireError => {
+  if (error instanceof ChannelError) return error.wire
+  if (error !== null && typeof error === "object") {
+    const e = error as Record<string, unknown>
+    const fields: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(e))
+      if (k !== "_tag" && k !== "message" && k !== "stack" && isPlain(v)) fields[k] = v
+    return {
+      _tag: typeof e._tag === "string" ? e._tag : error instanceof Error ? error.name : "Error",
+      message: typeof e.message === "string" ? e.message : String(error),
+      ...(Object.keys(fields).length > 0 && { fields }),
+    }
+  }
+  return { _tag: "Error", message: String(error) }
+}
+
+const isPlain = (v: unknown): boolean =>
+  v === null || ["string", "number", "boolean"].includes(typeof v) || (Array.isArray(v) && v.every(isPlain))
+
+const weightOf = (items: ReadonlyArray<unknown>): number => {
+  let w = 0
+  for (const item of items) w += item instanceof Uint8Array ? item.byteLength : 1
+  return w
+}
+
+/** Byte items of one batch as one array (one copy here instead of one message per chunk). */
+const coalesce = (items: unknown[]): unknown[] => {
+  if (items.length < 2 || !items.every((i) => i instanceof Uint8Array)) return items
+  const chunks = items as Uint8Array[]
+  const out = new Uint8Array(weightOf(chunks))
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return [out]
+}
+
+interface Served {
+  credit: number
+  wake: (() => void) | null
+  readonly abort: AbortController
+}
+
+interface Reading {
+  readonly batches: unknown[][]
+  /** Each batch's weight, granted back when the reader takes the batch. */
+  readonly weights: number[]
+  wake: (() => void) | null
+  ended: boolean
+  error: WireError | null
+}
+
+export const makePeer = (port: Port): Peer => {
+  let nextId = 0
+  let closedWith: WireError | null = null
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  const handlers = new Map<string, RequestHandler>()
+  const noteHandlers = new Map<string, NoteHandler>()
+  const streamHandlers = new Map<string, StreamHandler>()
+  const served = new Map<number, Served>()
+  const reading = new Map<number, Reading>()
+
+  let outbox: Message[] = []
+  let scheduled = false
+  const flush = () => {
+    scheduled = false
+    const batch = outbox
+    outbox = []
+    for (const m of batch) if (m.t === "items") m.items = coalesce(m.items)
+    if (batch.length > 0 && closedWith === null) port.post(batch)
+  }
+  const send = (message: Message) => {
+    const last = outbox[outbox.length - 1]
+    if (message.t === "items" && last?.t === "items" && last.sid === message.sid) {
+      last.items.push(...message.items)
+      last.weight += message.weight
+    } else outbox.push(message)
+    if (!scheduled) {
+      scheduled = true
+      port.later(flush)
+    }
+  }
+
+  const answer = (id: number, run: () => unknown) => {
+    let out: unknown
+    try {
+      out = run()
+    } catch (error) {
+      send({ t: "err", id, error: toWireError(error) })
+      return
+    }
+    Promise.resolve(out).then(
+      (value) => send({ t: "res", id, value }),
+      (error) => send({ t: "err", id, error: toWireError(error) }),
+    )
+  }
+
+  const startServing = (sid: number, op: string, args: unknown) => {
+    const handler = streamHandlers.get(op)
+    if (!handler) {
+      send({ t: "end", sid, error: { _tag: "UnknownOperation", message: `no stream ${op}` } })
+      return
+    }
+    const state: Served = { credit: STREAM_WINDOW, wake: null, abort: new AbortController() }
+    served.set(sid, state)
+    const sink: StreamSink = {
+      signal: state.abort.signal,
+      emit: async (items, weight = weightOf(items)) => {
+        if (state.abort.signal.aborted || items.length === 0) return
+        send({ t: "items", sid, items: [...items], weight })
+        state.credit -= weight
+        while (state.credit <= 0 && !state.abort.signal.aborted)
+          await new Promise<void>((resolve) => (state.wake = resolve))
+      },
+    }
+    Promise.resolve()
+      .then(() => handler(args, sink))
+      .then(
+        () => undefined,
+        (error: unknown) => toWireError(error),
+      )
+      .then((error) => {
+        if (served.get(sid) !== state) return
+        served.delete(sid)
+        if (!state.abort.signal.aborted) send(error ? { t: "end", sid, error } : { t: "end", sid })
+      })
+  }
+
+  const stopServing = (sid: number) => {
+    const state = served.get(sid)
+    if (!state) return
+    served.delete(sid)
+    state.abort.abort()
+    state.wake?.()
+  }
+
+  const receive = (message: Message) => {
+    switch (message.t) {
+      case "req": {
+        const handler = handlers.get(message.op)
+        if (!handler)
+          send({
+            t: "err",
+            id: message.id,
+            error: { _tag: "UnknownOperation", message: `no operation ${message.op}` },
+          })
+        else answer(message.id, () => handler(message.args))
+        return
+      }
+      case "res":
+      case "err": {
+        const waiter = pending.get(message.id)
+        if (!waiter) return
+        pending.delete(message.id)
+        if (message.t === "res") waiter.resolve(message.value)
+        else waiter.reject(new ChannelError(message.error))
+        return
+      }
+      case "note":
+        noteHandlers.get(message.op)?.(message.args)
+        return
+      case "open":
+        startServing(message.sid, message.op, message.args)
+        return
+      case "credit": {
+        const state = served.get(message.sid)
+        if (!state) return
+        state.credit += message.weight
+        if (state.credit > 0) {
+          const wake = state.wake
+          state.wake = null
+          wake?.()
+        }
+        return
+      }
+      case "close":
+        stopServing(message.sid)
+        return
+      case "items": {
+        const r = reading.get(message.sid)
+        if (!r) return
+        r.batches.push(message.items)
+        r.weights.push(message.weight)
+        r.wake?.()
+        return
+      }
+      case "end": {
+        const r = reading.get(message.sid)
+        if (!r) return
+        r.ended = true
+        r.error = message.error ?? null
+        r.wake?.()
+        return
+      }
+    }
+  }
+
+  port.listen((batch) => {
+    for (const message of batch) receive(message)
+  })
+
+  const open = (op: string, args?: unknown): StreamReader => {
+    const sid = ++nextId
+    const r: Reading = { batches: [], weights: [], wake: null, ended: false, error: null }
+    let started = false
+    let cancelled = false
+    const cancel = () => {
+      if (cancelled) return
+      cancelled = true
+      if (reading.get(sid) === r) {
+        reading.delete(sid)
+        if (!r.ended) send({ t: "close", sid })
+      }
+      r.ended = true
+      r.wake?.()
+    }
+    return {
+      cancel,
+      [Symbol.asyncIterator]: () => ({
+        next: async (): Promise<IteratorResult<unknown>> => {
+          if (!started && !cancelled) {
+            started = true
+            if (closedWith) throw new ChannelError(closedWith)
+            reading.set(sid, r)
+            send({ t: "open", sid, op, args })
+          }
+          while (r.batches.length === 0 && !r.ended) await new Promise<void>((w) => (r.wake = w))
+          r.wake = null
+          const batch = r.batches.shift()
+          if (batch !== undefined) {
+            const weight = r.weights.shift() ?? 0
+            if (!r.ended && weight > 0) send({ t: "credit", sid, weight })
+            return { value: batch, done: false }
+          }
+          reading.delete(sid)
+          if (r.error && !cancelled) throw new ChannelError(r.error)
+          return { value: undefined, done: true }
+        },
+        return: async (): Promise<IteratorResult<unknown>> => {
+          cancel()
+          return { value: undefined, done: true }
+        },
+      }),
+    }
+  }
+
+  return {
+    request: (op, args) =>
+      new Promise<unknown>((resolve, reject) => {
+        if (closedWith) return reject(new ChannelError(closedWith))
+        const id = ++nextId
+        pending.set(id, { resolve, reject })
+        send({ t: "req", id, op, args })
+      }),
+    note: (op, args) => send({ t: "note", op, args }),
+    open,
+    handle: (op, handler) => void handlers.set(op, handler),
+    onNote: (op, handler) => void noteHandlers.set(op, handler),
+    serve: (op, handler) => void streamHandlers.set(op, handler),
+    close: (reason) => {
+      if (closedWith) return
+      closedWith = reason
+      outbox = []
+      const waiting = [...pending.values()]
+      pending.clear()
+      for (const w of waiting) w.reject(new ChannelError(reason))
+      for (const sid of [...served.keys()]) stopServing(sid)
+      for (const r of reading.values()) {
+        r.ended = true
+        r.error = reason
+        r.wake?.()
+      }
+      reading.clear()
+    },
+    closed: () => closedWith,
+  }
+}

@@ -1,0 +1,209 @@
+/**
+ * The Agent Trace tracker of one session: fed every agent event the session
+ * emits, it keeps the fingerprints of what the editing tools wrote, notices
+ * when a command moved HEAD in a repository the session edited, writes each
+ * new commit's record as a note, and pushes the notes after a `git push`
+ * when asked to.
+ *
+ * Rules:
+ * - feeding never blocks or fails the session: events go into a queue that one
+ *   fiber in the session's scope works through, in order;
+ * - HEAD is read again at every run's start and after every tool call that
+ *   could commit, so a commit the person made between turns is not taken for
+ *   the agent's, while a commit made by any tool (Bash, an MCP tool) is;
+ * - fingerprints and agents live in plugin storage under `trace:<host session id>`,
+ *   so a restarted or resumed session still knows them;
+ * - a record that fails the schema, or a git call that fails, is one warning
+ *   notice; the session goes on.
+ */
+import { Deferred, Effect, Queue } from "effect"
+import { z } from "zod"
+import { Log, Storage } from "../sdk/plugin-api.ts"
+import { basename, dirname } from "../sdk/paths.ts"
+import type { AgentEvent, NoticeLevel, ToolCall, ToolKind } from "../sdk/protocol.ts"
+import { asRecord, asString } from "../values.ts"
+import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
+import { brokerGit, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
+import { type NoteContext, noteCommit } from "./notes.ts"
+import { pushesIn, pushNotesFor } from "./push.ts"
+import type { AgentInfo } from "./record.ts"
+
+export const traceKey = (sessionId: string): string => `trace:${sessionId}`
+
+const Stored = z.object({
+  prints: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.string()))).default({}),
+  agents: z.record(z.string(), z.object({ model: z.string().optional() })).default({}),
+})
+
+export interface PushSettings {
+  readonly enabled: boolean
+  readonly timeoutMs: number
+}
+
+export interface TrackerSetup {
+  readonly sessionId: string
+  /** The composer option and the launch knob, read at each event. */
+  readonly enabled: () => boolean
+  /** The main agent's model id (`claude-opus-5-5`). */
+  readonly model: () => string | undefined
+  /** The CLI's version, for the record's `tool`. */
+  readonly toolVersion: () => string | undefined
+  /** Read at each push: whether to push the notes, and the deadline of all its git calls. */
+  readonly push: Effect.Effect<PushSettings>
+  readonly notice: (level: NoticeLevel, text: string) => Effect.Effect<void>
+  /** Test seam: a git runner other than the broker's. */
+  readonly git?: Git
+}
+
+export interface Tracker {
+  /** Queue an event; returns at once. */
+  readonly feed: (event: AgentEvent) => Effect.Effect<void>
+  /** Completes once every event fed so far has been worked through. */
+  readonly settled: Effect.Effect<void>
+}
+
+/** Tool kinds that cannot commit: no HEAD check after them. */
+const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "fetch"])
+
+type Item = { readonly event: AgentEvent } | { readonly settled: Deferred.Deferred<void> }
+
+export const makeTracker = (setup: TrackerSetup) =>
+  Effect.gen(function* () {
+    const git = setup.git ?? (yield* brokerGit)
+    const storage = yield* Storage
+    const log = yield* Log
+    const parsed = Stored.safeParse((yield* storage.get(traceKey(setup.sessionId))) ?? {})
+    const prints: Fingerprints = parsed.success ? parsed.data.prints : {}
+    const agents: Record<string, AgentInfo> = parsed.success ? parsed.data.agents : {}
+    /** Host task id → the subagent's type and model. */
+    const tasks = new Map<string, { name: string; model?: string }>()
+    /** Repository root → the HEAD last seen there. */
+    const heads = new Map<string, string | undefined>()
+    /** Folder → its repository (null: none). */
+    const repos = new Map<string, { root: string; prefix: string } | null>()
+    const queue = yield* Queue.unbounded<Item>()
+
+    const save = storage.set(traceKey(setup.sessionId), { prints, agents })
+
+    const repositoryFor = (dir: string) =>
+      Effect.gen(function* () {
+        const known = repos.get(dir)
+        if (known !== undefined) return known ?? undefined
+        const found = yield* repositoryOf(git, dir)
+        repos.set(dir, found ?? null)
+        return found
+      })
+
+    const agentOf = (event: AgentEvent, call: ToolCall): string => {
+      const taskId = call.task_id ?? event.task_id
+      return taskId === undefined ? MAIN_AGENT : (tasks.get(taskId)?.name ?? "subagent")
+    }
+
+    const refreshHeads = Effect.gen(function* () {
+      for (const root of Object.keys(prints)) heads.set(root, yield* headOf(git, root))
+    })
+
+    const onEdit = (event: AgentEvent, call: ToolCall) =>
+      Effect.gen(function* () {
+        const wrote = writtenBy(call)
+        if (wrote === undefined) return
+        const repo = yield* repositoryFor(dirname(wrote.path))
+        if (repo === undefined) return
+        const agent = agentOf(event, call)
+        if (!heads.has(repo.root)) heads.set(repo.root, yield* headOf(git, repo.root))
+        remember(prints, repo.root, `${repo.prefix}${basename(wrote.path)}`, wrote.lines, agent)
+        const model =
+          agent === MAIN_AGENT ? setup.model() : tasks.get(call.task_id ?? event.task_id ?? "")?.model
+        agents[agent] = model === undefined ? (agents[agent] ?? {}) : { model }
+        yield* save
+      })
+
+    const noting: NoteContext = {
+      git,
+      log,
+      sessionId: setup.sessionId,
+      prints,
+      agents,
+      model: setup.model,
+      toolVersion: setup.toolVersion,
+      notice: setup.notice,
+    }
+
+    /** Record every commit HEAD gained in each repository since it was last seen. */
+    const checkCommits = Effect.gen(function* () {
+      for (const root of Object.keys(prints)) {
+        const seen = heads.has(root)
+        const before = heads.get(root)
+        const now = yield* headOf(git, root)
+        heads.set(root, now)
+        // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
+        if (!seen || now === undefined || now === before) continue
+        for (const sha of yield* commitsBetween(git, root, before, now)) yield* noteCommit(noting, root, sha)
+      }
+    })
+
+    const pushAfter = (call: ToolCall) =>
+      Effect.gen(function* () {
+        const command = asString(asRecord(call.input).command)
+        if (call.name !== "Bash" || call.status !== "Completed" || command === undefined) return
+        const pushes = pushesIn(command)
+        if (pushes.length === 0) return
+        const settings = yield* setup.push
+        if (!settings.enabled) return
+        for (const root of Object.keys(prints))
+          for (const push of pushes) {
+            // The shell's folder is not known: a push goes to each edited repository that has its remote.
+            if (push.dir?.startsWith("/") && (yield* repositoryFor(push.dir))?.root !== root) continue
+            yield* pushNotesFor(git, root, push, settings.timeoutMs, setup.notice)
+          }
+      })
+
+    const handle = (event: AgentEvent) =>
+      Effect.gen(function* () {
+        if (!setup.enabled()) return
+        switch (event.type) {
+          case "Task":
+            if (event.task.name !== undefined)
+              tasks.set(event.task.id, {
+                name: event.task.name,
+                ...(event.task.model === undefined ? {} : { model: event.task.model }),
+              })
+            return
+          case "RunStarted":
+            return yield* refreshHeads
+          case "RunEnded":
+            return yield* checkCommits
+          case "ToolCallFinished": {
+            const call = event.call
+            if (writtenBy(call) !== undefined) return yield* onEdit(event, call)
+            if (QUIET_KINDS.has(call.kind) || call.kind === "edit") return
+            yield* checkCommits
+            return yield* pushAfter(call)
+          }
+          default:
+            return
+        }
+      })
+
+    yield* Effect.gen(function* () {
+      while (true) {
+        const item = yield* Queue.take(queue)
+        if ("settled" in item) yield* Deferred.succeed(item.settled, undefined)
+        else
+          yield* handle(item.event).pipe(
+            Effect.catchCause((cause) =>
+              log.warn("agent trace: an event could not be handled", String(cause)),
+            ),
+          )
+      }
+    }).pipe(Effect.forkScoped)
+
+    return {
+      feed: (event) => Queue.offer(queue, { event }).pipe(Effect.asVoid),
+      settled: Effect.gen(function* () {
+        const done = yield* Deferred.make<void>()
+        yield* Queue.offer(queue, { settled: done })
+        yield* Deferred.await(done)
+      }),
+    } satisfies Tracker
+  })
