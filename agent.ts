@@ -74,15 +74,17 @@ const argsFor = (
 /**
  * Agent Trace in front of one session's events (trace/session.ts): what the
  * session emits goes through `emit`; the CLI version its records name is the
- * one the process reports in its `initialize` answer.
+ * one the process reports in its `initialize` answer, else (2.1.282 reports
+ * none) the one `claude --version` printed.
  */
 const tracedEmit = (
   sessionId: string,
   options: () => SessionOptions,
   catalog: TraceSessionParams["catalog"],
   emit: (event: AgentEvent) => Effect.Effect<void>,
+  detected: string | undefined,
 ) => {
-  let cliVersion: string | undefined
+  let cliVersion = detected
   return Effect.map(
     traceSession({ sessionId, options, catalog, cliVersion: () => cliVersion, emit }),
     (traced) => ({
@@ -177,9 +179,8 @@ export const makeClaudeAgent = (
     changed: host.infoChanged(identity.id),
     provide: (effect) => Effect.provideContext(effect, services),
   })
-  // The launch in openSession reads these two by name.
+  // The launch in openSession reads the models by name.
   const models = () => catalog.models()
-  const rememberLimits = catalog.rememberLimits
   // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
   const bypass = { allowed: true }
 
@@ -209,6 +210,7 @@ export const makeClaudeAgent = (
         () => sessions.get(hostId)?.options ?? params.options,
         models,
         emit,
+        (yield* cli.detect).version?.text,
       ).pipe(Scope.provide(scope))
       // The session builds `open` from its LiveSession before it returns; every hook is handed it.
       const open = yield* makeOwnedSession<OpenSession>(
@@ -245,7 +247,7 @@ export const makeClaudeAgent = (
                 yield* state.rememberSent(hostId, itemId, uuid)
               }),
             runEnded: (open) => refreshSkills(open, hostId),
-            usageLimits: (limits) => rememberLimits(limits),
+            usageLimits: catalog.rememberLimits,
           },
           ...(tuning.timeouts ? { timeouts: tuning.timeouts } : {}),
         },

@@ -36,6 +36,8 @@ export const repoRoot = join(import.meta.dirname, "..")
 export const CLI_CHANGES = {
   /** `rate_limit_event` for an API key (a 429 with unified headers): 2.1.319 and older write none (bisected on the registry's releases). */
   rateLimitEventForApiKey: "2.1.321",
+  /** `set_model`'s answer names the model it switched to: 2.1.332 does, 2.1.282 answers `{}` (not bisected between). */
+  setModelNamesModel: "2.1.332",
 } as const
 
 /** The CLI this run drives: its version, what the plugin's table says it has, and a version check. */
