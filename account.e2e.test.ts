@@ -1,5 +1,5 @@
 /**
- * The account probes and skill discovery against the real CLI 2.1.332 and the
+ * The account probes and skill discovery against the real CLI (the one under test, testkit/cli.ts) and the
  * real host broker (grants enforced), offline, in a temporary HOME.
  */
 import { symlinkSync } from "node:fs"
@@ -13,6 +13,7 @@ import { authStatus, maintenance } from "./account.ts"
 import { DEFAULT_ACCOUNT } from "./instances.ts"
 import { withBroker } from "./sdk/context.ts"
 import { readSkills } from "./skills.ts"
+import { claudeBinary, testCliVersion } from "./testkit/cli.ts"
 
 const repoRoot = import.meta.dirname
 let world: TempWorld
@@ -20,12 +21,14 @@ let broker: HostBroker
 
 beforeEach(async () => {
   world = makeTempWorld("cvg-account-")
+  // The CLI under test (testkit/cli.ts), the only `claude` on the login PATH.
+  symlinkSync(claudeBinary(), join(world.bin, "claude"))
   broker = await makeBroker(await loadManifest(repoRoot), {
     home: world.home,
     hostDataDir: world.hostData,
     env: () => ({
       HOME: world.home,
-      PATH: `${join(repoRoot, "node_modules/.bin")}:/usr/bin:/bin`,
+      PATH: `${world.bin}:/usr/bin:/bin`,
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       DISABLE_AUTOUPDATER: "1",
     }),
@@ -68,7 +71,7 @@ describe("account probes against the real CLI", () => {
 
   it("maintenance: the version, and a project checkout is not offered an update", async () => {
     const info = await run(maintenance())
-    expect(info.version).toBe("2.1.332")
+    expect(info.version).toBe(testCliVersion())
     expect(info.can_update).toBe(false)
     expect(info.manager).toBeUndefined()
   }, 60_000)

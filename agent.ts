@@ -8,7 +8,7 @@
  * (prompt, cancel, answers, live options) and the account (info, usage,
  * sign-in, update).
  */
-import { Effect, Exit, Scope } from "effect"
+import { type Context, Effect, Exit, Scope } from "effect"
 import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
 import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
@@ -19,8 +19,9 @@ import {
   workflowsOnIn,
 } from "./agent/session-checks.ts"
 import { makeCatalog } from "./catalog.ts"
+import { type CliDetector, type CliSupport, type CliTable, makeCliDetector } from "./cli-version.ts"
 import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
-import { SessionNotFound, type SessionError, toFailure } from "./errors.ts"
+import { LaunchFailed, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./launch.ts"
 import { makeRecovery } from "./recovery.ts"
@@ -39,9 +40,10 @@ import { decodeLine } from "./wire.ts"
 
 export type { AgentIdentity } from "./agent/context.ts"
 
-/** Test seams: shorter timeouts for FakePeer tests. */
+/** Test seams: shorter timeouts for FakePeer tests; another capability table. */
 export interface AgentTuning {
   readonly timeouts?: Partial<SessionTimeouts>
+  readonly cliTable?: CliTable
 }
 
 const decode = decodeLine
@@ -54,11 +56,13 @@ const argsFor = (
   models: ReadonlyArray<ClaudeModel>,
   knobs: LaunchKnobs,
   allowBypass: boolean,
+  cli: CliSupport,
 ) =>
   launchArgs({
     start,
     workspace: cwd,
-    optionFlags: launchFlags(options, models, allowBypass),
+    cli,
+    optionFlags: launchFlags(options, models, allowBypass, cli),
     knobFlags: [
       ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
       ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
@@ -71,15 +75,17 @@ const argsFor = (
 /**
  * Agent Trace in front of one session's events (trace/session.ts): what the
  * session emits goes through `emit`; the CLI version its records name is the
- * one the process reports in its `initialize` answer.
+ * one the process reports in its `initialize` answer, else (2.1.282 reports
+ * none) the one `claude --version` printed.
  */
 const tracedEmit = (
   sessionId: string,
   options: () => SessionOptions,
   catalog: TraceSessionParams["catalog"],
   emit: (event: AgentEvent) => Effect.Effect<void>,
+  detected: string | undefined,
 ) => {
-  let cliVersion: string | undefined
+  let cliVersion = detected
   return Effect.map(
     traceSession({ sessionId, options, catalog, cliVersion: () => cliVersion, emit }),
     (traced) => ({
@@ -114,7 +120,8 @@ const startProcess = (open: OpenSession, bypass: { allowed: boolean }) =>
 /**
  * How one session's process is launched, read afresh at every launch: its
  * command line (the options as they stand, inside the workspace's workflow
- * switch), the account's environment, the appended prompt.
+ * switch, less what this CLI lacks), the account's environment, the appended
+ * prompt. A CLI older than the oldest supported one fails the launch.
  */
 const launchFor =
   (
@@ -122,14 +129,17 @@ const launchFor =
     params: OpenParams,
     models: () => ReadonlyArray<ClaudeModel>,
     bypass: { allowed: boolean },
+    cli: CliDetector,
   ) =>
   (start: StartMode, open: OpenSession) =>
     Effect.gen(function* () {
+      const support = yield* cli.detect
+      if (support.unsupported) return yield* new LaunchFailed({ detail: support.unsupported })
       const knobs = yield* readLaunchKnobsLogged
       const env = yield* childEnvFor(acct)
       const options = withinWorkflowSwitch(open.options, yield* workflowsOnIn(acct, params.cwd))
       return {
-        args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed),
+        args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed, support),
         env,
         appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
       }
@@ -149,6 +159,24 @@ const openRecord =
     skills: undefined,
   })
 
+/** What the CLI lacks (cli-version.ts), told once per session, not at every restart of its process. */
+const cliNoticeOnce = (cli: CliDetector) => {
+  const noticed = new Set<string>()
+  return (hostId: string, open: OpenSession) =>
+    Effect.gen(function* () {
+      const notice = (yield* cli.detect).notice
+      if (!notice || noticed.has(hostId)) return
+      noticed.add(hostId)
+      yield* open.live.emitNotice("warning", notice)
+    })
+}
+
+/** Run with the broker, failing as the protocol's one-line AgentFailure. */
+const callWith =
+  (services: Context.Context<Broker>) =>
+  <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
+    effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
+
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
@@ -159,25 +187,25 @@ export const makeClaudeAgent = (
   const services = brokerContext(api)
   const agentScope = Scope.makeUnsafe()
   const sessions = new Map<string, OpenSession>()
+  const cli = makeCliDetector(tuning.cliTable) // version and flags, learned once per binary
+  const noticeCli = cliNoticeOnce(cli)
   const catalog = makeCatalog({
     agentId: identity.id,
     api,
     account: acct,
+    cli,
     scope: agentScope,
     decodeLine: decode,
     timeouts: tuning.timeouts,
     changed: host.infoChanged(identity.id),
     provide: (effect) => Effect.provideContext(effect, services),
   })
-  // The launch in openSession reads these two by name.
+  // The launch in openSession reads the models by name.
   const models = () => catalog.models()
-  const rememberLimits = catalog.rememberLimits
   // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
   const bypass = { allowed: true }
 
-  /** Run with the broker, failing as the protocol's one-line AgentFailure. */
-  const call = <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
-    effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
+  const call = callWith(services)
 
   const emit = (event: AgentEvent) => host.emit(event)
   const recovery = makeRecovery({
@@ -196,7 +224,7 @@ export const makeClaudeAgent = (
 
   const refreshSkills = (open: OpenSession, sessionId: string) =>
     refreshSkillsOf(acct, catalog, emit, open, sessionId)
-  const checkUltracode = (open: OpenSession) => checkUltracodeOf(acct, open)
+  const checkUltracode = (open: OpenSession) => checkUltracodeOf(acct, open, cli)
 
   const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
     Effect.gen(function* () {
@@ -208,6 +236,7 @@ export const makeClaudeAgent = (
         () => sessions.get(hostId)?.options ?? params.options,
         models,
         emit,
+        (yield* cli.detect).version?.text,
       ).pipe(Scope.provide(scope))
       // The session builds `open` from its LiveSession before it returns; every hook is handed it.
       const open = yield* makeOwnedSession<OpenSession>(
@@ -217,7 +246,7 @@ export const makeClaudeAgent = (
           tools: params.tools ?? [],
           instructions: params.instructions,
           start: params.start,
-          prepareLaunch: launchFor(acct, params, models, bypass),
+          prepareLaunch: launchFor(acct, params, models, bypass, cli),
           makeMapper: () =>
             makeMapper({
               sessionId: hostId,
@@ -234,6 +263,7 @@ export const makeClaudeAgent = (
             },
             launched: (open) =>
               Effect.gen(function* () {
+                yield* noticeCli(hostId, open)
                 yield* refreshSkills(open, hostId)
                 yield* checkUltracode(open)
               }),
@@ -244,7 +274,7 @@ export const makeClaudeAgent = (
                 yield* state.rememberSent(hostId, itemId, uuid)
               }),
             runEnded: (open) => refreshSkills(open, hostId),
-            usageLimits: (limits) => rememberLimits(limits),
+            usageLimits: catalog.rememberLimits,
             recover: recoveryFor(acct, hostId, params.cwd),
             stored: storedPromptFor(acct, params.cwd),
           },
@@ -273,6 +303,7 @@ export const makeClaudeAgent = (
     acct,
     scope: agentScope,
     catalog,
+    cli,
     sessions,
     call,
     emit,

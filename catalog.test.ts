@@ -6,6 +6,7 @@
 import { Effect, Exit, Fiber, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeCatalog } from "./catalog.ts"
+import { makeCliDetector } from "./cli-version.ts"
 import { brokerContext } from "./sdk/context.ts"
 import { type FakePeer, makeFakePeer } from "./sdk/testing/fake-peer.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
@@ -21,6 +22,7 @@ const setup = Effect.gen(function* () {
     agentId: "claude",
     api: broker.api,
     account: { id: "claude", name: "Claude" },
+    cli: makeCliDetector(),
     scope,
     decodeLine: decodeLine as Parameters<typeof makeCatalog>[0]["decodeLine"],
     timeouts: { controlMs: 2_000 },

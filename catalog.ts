@@ -9,8 +9,9 @@
  * one in flight. Every change is told to the host (`changed`).
  */
 import { Deferred, Effect, Exit, Scope } from "effect"
+import type { CliDetector } from "./cli-version.ts"
 import { childEnvFor } from "./config.ts"
-import type { SessionError } from "./errors.ts"
+import { LaunchFailed, type SessionError } from "./errors.ts"
 import type { Account } from "./instances.ts"
 import { PROTOCOL_ARGS } from "./launch.ts"
 import { limitsFromGetUsage } from "./limits.ts"
@@ -33,6 +34,8 @@ export interface CatalogSetup {
   readonly agentId: string
   readonly api: PluginApi
   readonly account: Account
+  /** The CLI's version: one older than the oldest supported is not probed. */
+  readonly cli: CliDetector
   /** The agent's scope: probe processes and background probes live in it. */
   readonly scope: Scope.Scope
   readonly decodeLine: SessionSetup["decodeLine"]
@@ -64,6 +67,8 @@ export interface AgentCatalog {
 /** A prompt-free, MCP-free launch: read `initialize`, ask `get_usage`, stop. */
 const probeOnce = (setup: CatalogSetup): Effect.Effect<CatalogEntry, SessionError, Broker> =>
   Effect.gen(function* () {
+    const support = yield* setup.cli.detect
+    if (support.unsupported) return yield* new LaunchFailed({ detail: support.unsupported })
     const scope = yield* Scope.fork(setup.scope)
     const cliId = crypto.randomUUID()
     let answer: InitializeResponse | undefined

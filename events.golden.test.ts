@@ -3,6 +3,8 @@
  * mapped frame by frame and every event and signal it gives is written, one
  * JSON line each, to `testdata/<scenario>/events.jsonl` (`events.<label>.jsonl`
  * for a recording's later processes, as `stdout.<label>.jsonl` names them).
+ * An older CLI's recordings (`testdata/cli-<version>/<scenario>/`) get theirs
+ * beside them, so both shapes are held.
  *
  * Rules the files keep:
  * - one mapper per recorded process (a restart makes a new one), session id "s";
@@ -22,9 +24,20 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeMapper, type Mapper } from "./map.ts"
 import { decodeLine, type Frame } from "./wire.ts"
 
-const recordings = readdirSync("testdata")
-  .filter((d) => existsSync(`testdata/${d}/stdout.jsonl`))
-  .sort()
+/** The pinned CLI's scenarios, then an older CLI's (`cli-<version>/<scenario>`, the same shapes recorded on it). */
+const scenariosIn = (root: string): string[] =>
+  readdirSync(join("testdata", root))
+    .map((d) => (root === "" ? d : `${root}/${d}`))
+    .filter((scenario) => existsSync(`testdata/${scenario}/stdout.jsonl`))
+    .sort()
+
+const recordings = [
+  ...scenariosIn(""),
+  ...readdirSync("testdata")
+    .filter((d) => /^cli-\d+\.\d+\.\d+$/.test(d))
+    .sort()
+    .flatMap(scenariosIn),
+]
 
 /** Each recorded process of a scenario: its stdout file and the golden file beside it. */
 const processesOf = (scenario: string): Array<{ stdout: string; golden: string }> =>

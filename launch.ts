@@ -1,8 +1,11 @@
 /**
  * The `claude` command line of one session process, in the order the notes
  * give it. Pure: the option flags (options.ts) and the launch knobs
- * (config.ts) arrive already turned into arguments.
+ * (config.ts) arrive already turned into arguments. A flag the CLI lacks
+ * (cli-version.ts) is left off: an unknown option makes the CLI exit before
+ * its first frame.
  */
+import { type CliSupport, FULL_SUPPORT } from "./cli-version.ts"
 import type { StartMode } from "./types.ts"
 
 /** The fixed head: headless stream-json both ways, prompts over stdio. */
@@ -43,6 +46,8 @@ export interface LaunchArgsInput {
   readonly addDirs?: ReadonlyArray<string>
   /** The user's own arguments (CLAUDE_EXTRA_ARGS), last. */
   readonly extraArgs?: ReadonlyArray<string>
+  /** What the CLI accepts (default: everything). */
+  readonly cli?: CliSupport
 }
 
 /**
@@ -57,8 +62,8 @@ export const launchArgs = (input: LaunchArgsInput): string[] => {
   return [
     ...PROTOCOL_ARGS,
     ...startArgs(input.start),
-    // Subagents' text and thinking reach the stream only with this flag.
-    "--forward-subagent-text",
+    // Subagents' text and thinking reach the stream only with this flag (2.1.211 and later).
+    ...((input.cli ?? FULL_SUPPORT).has("forwardSubagentText") ? ["--forward-subagent-text"] : []),
     ...input.optionFlags,
     ...(input.knobFlags ?? []),
     ...repeatFlag("--add-dir", dirs),

@@ -4,6 +4,7 @@
  * live (control requests), and how the agent declares them; and the Agent
  * Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the option can only narrow.
  */
+import { type CliSupport, FULL_SUPPORT } from "./cli-version.ts"
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
 import { trimmed } from "./values.ts"
@@ -147,18 +148,21 @@ export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): s
  * the CLI allows it (`allowBypass`: not as root without `IS_SANDBOX`), so
  * Full access can be chosen live on a session launched in another mode.
  * Thinking on shows summarized reasoning; off asks the CLI to disable it
- * (models that cannot turn it off keep thinking).
+ * (models that cannot turn it off keep thinking). A CLI without ultracode
+ * gets its nearest level, xhigh.
  */
 export const launchFlags = (
   opts: SessionOptions,
   catalog: ReadonlyArray<ModelEntry>,
   allowBypass = true,
+  cli: CliSupport = FULL_SUPPORT,
 ): string[] => {
   const flags: string[] = []
   const model = opts.model ? resolveModel(opts.model, catalog) : defaultModel(catalog)
   if (opts.model) flags.push("--model", model?.value ?? opts.model)
   // `--effort ultracode` is accepted by the CLI, which sends xhigh and turns ultracode on.
-  if (opts.effort && effortFits(opts.effort, model)) flags.push("--effort", opts.effort)
+  const effort = opts.effort === ULTRACODE && !cli.has("ultracodeEffort") ? "xhigh" : opts.effort
+  if (effort && effortFits(effort, model)) flags.push("--effort", effort)
   flags.push("--permission-mode", permissionModeFor(opts.approval))
   if (allowBypass) flags.push(ALLOW_BYPASS_FLAG)
   if (opts.thinking === false) flags.push("--thinking", "disabled")
@@ -176,12 +180,13 @@ export type ControlRequest = { readonly subtype: ControlSubtype; readonly [key: 
 /** Options that only apply when the process next starts (nothing to send live). */
 export const appliesAtNextStart = (optionId: string): boolean => optionId === OPTION_IDS.thinking
 
-/** The effort as the `apply_flag_settings` layer takes it (ultracode = xhigh + ultracode). */
+/** The effort as the `apply_flag_settings` layer takes it (ultracode = xhigh + ultracode, where the CLI has it). */
 export const effortSettings = (
   effort: string | undefined,
+  cli: CliSupport = FULL_SUPPORT,
 ): { effortLevel: string | null; ultracode: boolean } =>
   effort === ULTRACODE
-    ? { effortLevel: "xhigh", ultracode: true }
+    ? { effortLevel: "xhigh", ultracode: cli.has("ultracodeEffort") }
     : { effortLevel: effort && effort !== "default" ? effort : null, ultracode: false }
 
 /**
@@ -194,6 +199,7 @@ export const liveRequests = (
   value: unknown,
   opts: SessionOptions,
   catalog: ReadonlyArray<ModelEntry> = [],
+  cli: CliSupport = FULL_SUPPORT,
 ): ControlRequest[] => {
   switch (optionId) {
     case OPTION_IDS.model: {
@@ -205,7 +211,7 @@ export const liveRequests = (
           : { subtype: "set_model" }
       // A launch on a model without xhigh left ultracode off: ask again on the new model.
       return opts.effort === ULTRACODE
-        ? [setModel, { subtype: "apply_flag_settings", settings: effortSettings(ULTRACODE) }]
+        ? [setModel, { subtype: "apply_flag_settings", settings: effortSettings(ULTRACODE, cli) }]
         : [setModel]
     }
     case OPTION_IDS.approval:
@@ -214,7 +220,7 @@ export const liveRequests = (
       ]
     case OPTION_IDS.effort: {
       const effort = trimmed(value)?.toLowerCase() ?? opts.effort
-      return [{ subtype: "apply_flag_settings", settings: effortSettings(effort) }]
+      return [{ subtype: "apply_flag_settings", settings: effortSettings(effort, cli) }]
     }
     case OPTION_IDS.fastMode:
       return [{ subtype: "apply_flag_settings", settings: { fastMode: asBoolean(value) === true } }]
@@ -242,14 +248,19 @@ const ultracodeChoice: OptionChoice = {
   mark: "workflow",
 }
 
-/** The effort choices of one model: its levels, then ultracode when it has xhigh and workflows are on. */
-export const effortChoices = (model: ModelEntry, settings?: WorkflowSettings): OptionChoice[] => {
+/** The effort choices of one model: its levels, then ultracode when it has xhigh, workflows are on and the CLI has it. */
+export const effortChoices = (
+  model: ModelEntry,
+  settings?: WorkflowSettings,
+  cli: CliSupport = FULL_SUPPORT,
+): OptionChoice[] => {
   const levels = model.efforts ?? []
   const choices: OptionChoice[] = levels.map((level) => ({
     value: level,
     label: EFFORT_LABELS[level] ?? level,
   }))
-  if (levels.includes("xhigh") && workflowsEnabled(settings)) choices.push(ultracodeChoice)
+  if (levels.includes("xhigh") && workflowsEnabled(settings) && cli.has("ultracodeEffort"))
+    choices.push(ultracodeChoice)
   return choices
 }
 
@@ -264,6 +275,7 @@ const APPROVAL_CHOICES: OptionChoice[] = [
 export const agentOptions = (
   catalog: ReadonlyArray<ModelEntry>,
   settings?: WorkflowSettings,
+  cli: CliSupport = FULL_SUPPORT,
 ): AgentOption[] => {
   const fallback = defaultModel(catalog) as ClaudeModel | undefined
   const options: AgentOption[] = [
@@ -282,7 +294,7 @@ export const agentOptions = (
   const choicesByModel: Record<string, OptionChoice[]> = {}
   const union = new Map<string, OptionChoice>()
   for (const model of catalog) {
-    const choices = effortChoices(model, settings)
+    const choices = effortChoices(model, settings, cli)
     choicesByModel[model.value] = choices
     for (const choice of choices) if (!union.has(choice.value)) union.set(choice.value, choice)
   }
@@ -358,7 +370,11 @@ export const traceKnobs = (env: Readonly<Record<string, string | undefined>>): T
 export const traceEnabled = (opts: SessionOptions, knobs: TraceKnobs): boolean =>
   knobs.enabled && opts.agentTrace !== false
 
-/** Words in a prompt that change how a turn runs: `ultracode`, unless its trigger or workflows are off. */
+/**
+ * Words in a prompt that change how a turn runs: `ultracode`, unless its
+ * trigger or workflows are off. The keyword predates `--effort ultracode`
+ * (2.1.200 has its "Ultracode keyword trigger" setting), so it needs no check.
+ */
 export const promptKeywords = (
   settings?: WorkflowSettings,
 ): Array<{ readonly word: string; readonly description: string }> =>

@@ -15,14 +15,17 @@ import type { AgentContext } from "./context.ts"
 type AccountMethods = Pick<AgentProvider, "initialize" | "getUsage" | "signIn" | "signOut" | "update">
 
 export const accountMethods = (ctx: AgentContext): AccountMethods => {
-  const { acct, call, catalog, host, identity, scope } = ctx
+  const { acct, call, catalog, cli, host, identity, scope } = ctx
   let maintenanceInfo: Option.Option<Maintenance> | undefined
 
   return {
     initialize: () =>
       call(
         Effect.gen(function* () {
-          const status = yield* account.authStatus(acct)
+          const support = yield* cli.detect
+          const status = support.unsupported
+            ? { status: "Unavailable" as const, message: support.unsupported }
+            : yield* account.authStatus(acct)
           const configDir = yield* configDirFor(acct)
           const settings = yield* readMergedSettings(configDir)
           const skills = yield* readSkills(configDir, undefined, catalog.commands())
@@ -43,7 +46,7 @@ export const accountMethods = (ctx: AgentContext): AccountMethods => {
             ...(catalog.limits() ? { usageLimits: catalog.limits() } : {}),
             promptKeywords: promptKeywords(settings),
             models: list,
-            options: agentOptions(list, settings),
+            options: agentOptions(list, settings, support),
             skills,
             ...(maintenance._tag === "Some" ? { maintenance: maintenance.value } : {}),
             capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
@@ -71,6 +74,7 @@ export const accountMethods = (ctx: AgentContext): AccountMethods => {
           Effect.tap(() =>
             Effect.sync(() => {
               maintenanceInfo = undefined
+              cli.forget()
             }),
           ),
         ),

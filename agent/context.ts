@@ -6,6 +6,7 @@
  */
 import type { Effect, Scope } from "effect"
 import type { AgentCatalog } from "../catalog.ts"
+import type { CliDetector } from "../cli-version.ts"
 import type { SessionError, SessionNotFound } from "../errors.ts"
 import type { Account } from "../instances.ts"
 import { optionsRecord, permissionModeFor, type SessionOptions } from "../options.ts"
@@ -64,6 +65,8 @@ export interface AgentContext {
   /** The agent's scope: sessions, probes and sign-in processes live in it. */
   readonly scope: Scope.Closeable
   readonly catalog: AgentCatalog
+  /** The CLI's version and what it accepts, learned once per binary. */
+  readonly cli: CliDetector
   readonly sessions: Map<string, OpenSession>
   /** Run with the broker, failing as the protocol's one-line AgentFailure. */
   readonly call: <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, AgentFailure>

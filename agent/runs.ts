@@ -24,7 +24,7 @@ type RunMethods = Pick<
 >
 
 export const runMethods = (ctx: AgentContext): RunMethods => {
-  const { call, lookup, emit, catalog, checkUltracode, workflowsOn } = ctx
+  const { call, lookup, emit, catalog, cli, checkUltracode, workflowsOn } = ctx
   return {
     prompt: (params) => call(Effect.flatMap(lookup(params.sessionId), (open) => open.live.prompt(params))),
 
@@ -45,7 +45,8 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
             })
           const sent = withinWorkflowSwitch(next, workflows)
           // Kept only once the CLI took it: a refused value must not come back at the next launch.
-          for (const { subtype, ...fields } of liveRequests(optionId, value, sent, catalog.models()))
+          const support = yield* cli.detect
+          for (const { subtype, ...fields } of liveRequests(optionId, value, sent, catalog.models(), support))
             yield* open.live.request(subtype, fields)
           open.options = next
           yield* state.rememberOptions(sessionId, optionsRecord(next))

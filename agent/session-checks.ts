@@ -5,6 +5,8 @@
  * turned on, and whether the workspace's settings allow it at all.
  */
 import { Effect } from "effect"
+import type { AgentCatalog } from "../catalog.ts"
+import type { CliDetector } from "../cli-version.ts"
 import { configDirFor, readMergedSettings } from "../config.ts"
 import type { Account } from "../instances.ts"
 import { ULTRACODE, workflowsEnabled } from "../options.ts"
@@ -12,7 +14,6 @@ import type { Broker } from "../sdk/plugin-api.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
 import { readSkills, skillsChanged } from "../skills.ts"
 import { GetSettingsResponse } from "../wire.ts"
-import type { AgentCatalog } from "../catalog.ts"
 import type { OpenSession } from "./context.ts"
 
 /** Re-read the skills of a session's account and workspace; emit `Skills` when they changed. */
@@ -42,9 +43,15 @@ export const workflowsOnIn = (acct: Account, cwd: string): Effect.Effect<boolean
   })
 
 /** Ultracode is accepted silently where it cannot apply: ask and warn. */
-export const checkUltracode = (acct: Account, open: OpenSession): Effect.Effect<void, never, Broker> =>
+export const checkUltracode = (
+  acct: Account,
+  open: OpenSession,
+  cli: CliDetector,
+): Effect.Effect<void, never, Broker> =>
   Effect.gen(function* () {
     if (open.options.effort !== ULTRACODE) return
+    // A CLI without ultracode was launched at xhigh and told so in the version notice.
+    if (!(yield* cli.detect).has("ultracodeEffort")) return
     if (!(yield* workflowsOnIn(acct, open.cwd)))
       return yield* open.live.emitNotice(
         "warning",

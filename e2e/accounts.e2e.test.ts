@@ -1,6 +1,6 @@
 /**
  * Accounts side by side end to end: the plugin inside host/ with two stored
- * accounts beside the default one, each driving the real CLI 2.1.332 against
+ * accounts beside the default one, each driving the real CLI (the one under test) against
  * its own scripted model, offline, in one temporary HOME.
  *
  * - `claude` (default): `~/.claude`, the login's model server.
@@ -147,10 +147,11 @@ describe("accounts side by side against the real CLI", () => {
     const [mine, work] = await Promise.all([probed(w.host, "claude"), probed(w.host, "claude:work")])
     for (const info of [mine, work]) {
       expect(info.models.length).toBeGreaterThan(0)
-      const opus = info.models.find((m) => m.aliases?.includes("opus"))
+      // 2.1.332's picker has `opus`; 2.1.282's offers `opus[1m]` and resolves `sonnet` to Sonnet 5.
+      const opus = info.models.find((m) => m.aliases?.some((a) => a === "opus" || a === "opus[1m]"))
       const sonnet = info.models.find((m) => m.aliases?.includes("sonnet"))
-      expect(opus?.value).toBe("claude-opus-5-5")
-      expect(sonnet?.value).toBe("claude-sonnet-5-5")
+      expect(opus?.value).toMatch(/^claude-opus-\d/)
+      expect(sonnet?.value).toMatch(/^claude-sonnet-5(-\d+)?$/)
       expect(info.models.some((m) => m.label === "Default" || m.value === "default")).toBe(false)
     }
     // Each account continues only chats of its own configuration directory.
@@ -167,15 +168,20 @@ describe("accounts side by side against the real CLI", () => {
     ])
     const workProc = w.host.processes().find((p) => p.args.includes(workId))
     // The alias was resolved through the work account's catalog.
-    expect(workProc?.args[workProc.args.indexOf("--model") + 1]).toBe("claude-sonnet-5-5")
+    const sonnetValue = work.models.find((m) => m.aliases?.includes("sonnet"))?.value
+    expect(workProc?.args[workProc.args.indexOf("--model") + 1]).toBe(sonnetValue)
     // What the work account's model server received: its own requests, with that model and effort.
     const workReqs = w.servers.work.requests.filter((r) => r.conversation === "main")
     expect(workReqs).toHaveLength(1)
-    expect(workReqs[0]).toMatchObject({ model: "claude-sonnet-5-5", effort: "high" })
+    expect(workReqs[0]).toMatchObject({ model: sonnetValue, effort: "high" })
     const mineReqs = w.servers.login.requests.filter((r) => r.conversation === "main")
     expect(mineReqs).toHaveLength(1)
-    expect(mineReqs[0]?.model).toBe("claude-opus-5-5")
-    expect(mineReqs[0]?.effort).not.toBe("high")
+    // The default account's chat ran on the CLI's default model (the catalog's `default` alias).
+    const defaultValue = mine.models.find((m) => m.aliases?.includes("default"))?.value
+    expect(mineReqs[0]?.model).toBe(defaultValue)
+    // No effort chosen there: its process got no --effort (its request has the CLI's default, which is `high` on older releases).
+    const mineProc = w.host.processes().find((p) => p.args.includes(mineId))
+    expect(mineProc?.args).not.toContain("--effort")
 
     // The CLI filed each chat under its account's directory.
     const projects = (configDir: string) => join(configDir, "projects")

@@ -17,7 +17,7 @@ import type { Broker } from "../sdk/plugin-api.ts"
 import { makeSession } from "../session.ts"
 import { cliEnv, makeSandbox } from "../testkit/cli.ts"
 import { startModelServer, text } from "../testkit/model-server.ts"
-import { repoRoot } from "./harness.ts"
+import { CLI_CHANGES, cliUnderTest, repoRoot } from "./harness.ts"
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
@@ -68,7 +68,10 @@ describe("control requests against the real CLI", () => {
     expect(usage?.rate_limits ?? null).toBeNull() // an API key has no meters
     const settings = await ask(session.request("get_settings"))
     expect(settings?.effective).toBeDefined()
-    expect((await ask(session.request("set_model", { model: "sonnet" })))?.model).toBe("claude-sonnet-5-5")
+    const switched = await ask(session.request("set_model", { model: "sonnet" }))
+    if (cliUnderTest.atLeast(CLI_CHANGES.setModelNamesModel))
+      expect(switched?.model).toBe("claude-sonnet-5-5")
+    else expect(switched?.model).toBeUndefined()
     expect((await ask(session.request("set_permission_mode", { mode: "acceptEdits" })))?.mode).toBe(
       "acceptEdits",
     )

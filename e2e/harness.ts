@@ -1,14 +1,24 @@
 /**
  * End-to-end harness: the plugin loaded by host/ under its grants, driving
- * the REAL `claude` CLI (the pinned devDependency, through a `claude` link on
- * the login PATH) against testkit's scripted model on 127.0.0.1. No network,
- * no login: a temporary HOME, a dummy API key.
+ * the REAL `claude` CLI (the pinned devDependency, or the one CVG_TEST_CLI
+ * names: see testkit/cli.ts, through a `claude` link on the login PATH)
+ * against testkit's scripted model on 127.0.0.1. No network, no login: a
+ * temporary HOME, a dummy API key. A test that needs a newer CLI than the
+ * oldest the suite runs declares it with `cliUnderTest.atLeast` and asserts
+ * the graceful behaviour below it.
  */
 import { mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { type Host, startHost } from "../host/host.ts"
+import {
+  type CliSupport,
+  type CliVersion,
+  compareVersions,
+  parseCliVersion,
+  supportOf,
+} from "../cli-version.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
-import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
+import { cliEnv, makeSandbox, type Sandbox, testCliVersion } from "../testkit/cli.ts"
 import {
   type ModelServer,
   type RequestView,
@@ -18,6 +28,32 @@ import {
 import { afterAll, afterEach, expect } from "vitest"
 
 export const repoRoot = join(import.meta.dirname, "..")
+
+/**
+ * Where a release changed what the tests see: the first release with the
+ * newer behaviour (the suite's oldest release has the older one).
+ */
+export const CLI_CHANGES = {
+  /** `rate_limit_event` for an API key (a 429 with unified headers): 2.1.319 and older write none (bisected on the registry's releases). */
+  rateLimitEventForApiKey: "2.1.321",
+  /** `set_model`'s answer names the model it switched to: 2.1.332 does, 2.1.282 answers `{}` (not bisected between). */
+  setModelNamesModel: "2.1.332",
+} as const
+
+/** The CLI this run drives: its version, what the plugin's table says it has, and a version check. */
+export const cliUnderTest: {
+  readonly version: CliVersion
+  readonly support: CliSupport
+  readonly atLeast: (version: string) => boolean
+} = (() => {
+  const version = parseCliVersion(testCliVersion())
+  if (!version) throw new Error(`the CLI under test printed no version: ${testCliVersion()}`)
+  return {
+    version,
+    support: supportOf(version),
+    atLeast: (other) => compareVersions(version, parseCliVersion(other) as CliVersion) >= 0,
+  }
+})()
 
 /** Every sandbox this test file made (a file runs in its own worker, so other files' stay apart). */
 const sandboxRoots = new Set<string>()

@@ -1,6 +1,6 @@
 /**
  * Subagents as nested tasks end to end: the plugin inside host/, the real
- * CLI 2.1.332, the scripted model. Each test then reads the same session back
+ * CLI under test, the scripted model. Each test then reads the same session back
  * from the CLI's transcripts (readSession) and checks that it rebuilds the
  * tasks the live run showed, field by field.
  */

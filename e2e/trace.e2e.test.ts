@@ -1,8 +1,8 @@
 /**
  * Agent Trace end to end: the plugin inside host/ (git granted and enforced
- * by the manifest), the real CLI 2.1.332 against the scripted model, in a
- * temporary git repository. The agent writes one file, edits another, a
- * subagent writes a third, the person adds lines by hand, and the agent
+ * by the manifest), the real CLI (2.1.332, or the one under test) against
+ * the scripted model, in a temporary git repository. The agent writes one
+ * file, edits another, a subagent writes a third, the person adds lines by hand, and the agent
  * commits through an approved Bash call: the note on the new commit must
  * validate, hold exactly the agents' lines (per agent, hashes of the
  * committed text) and none of the person's. A second commit in the same
@@ -18,7 +18,7 @@ import { traceCommand } from "../host/trace-report.ts"
 import { text, toolUse } from "../testkit/model-server.ts"
 import { contentHash } from "../trace/attribute.ts"
 import { checkRecord, type TraceRecord } from "../trace/schema.ts"
-import { closeWorldsAfterEach, createSession, type World, startWorld } from "./harness.ts"
+import { cliUnderTest, closeWorldsAfterEach, createSession, type World, startWorld } from "./harness.ts"
 
 let world: World | undefined
 closeWorldsAfterEach(() => {
@@ -173,7 +173,8 @@ describe("Agent Trace against the real CLI", () => {
     expect(record).toMatchObject({
       version: "0.1",
       vcs: { type: "git", revision: firstCommit },
-      tool: { name: "claude-code", version: "2.1.332" },
+      // The version the CLI reports (2.1.282 names none in its initialize answer: the plugin's --version does).
+      tool: { name: "claude-code", version: cliUnderTest.version.text },
       metadata: { "dev.convergence.claude": { method: "line-fingerprint", session: session_id } },
     })
     const helper = record!.files.find((f) => f.path === "src/helper.ts")!.conversations[0]!

@@ -1,5 +1,7 @@
 // Recorder: `npm run record -- <scenario|all> [more scenarios] [--debug]`
-// Runs scenarios against the real CLI and writes testdata/<scenario>/:
+// Runs scenarios against the real CLI and writes testdata/<scenario>/ (for the
+// pinned CLI) or testdata/cli-<version>/<scenario>/ (for another one, chosen
+// with CVG_TEST_CLI=<version|path>: `npm run record:2.1.282 -- all`):
 //   stdout.jsonl, stdin.jsonl          the first process ("main")
 //   stdout.<label>.jsonl, stdin.<label>.jsonl   later processes (e.g. resume)
 //   stderr[.<label>].txt               only when non-empty
@@ -12,7 +14,7 @@ import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { basename, dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { claudeBinary } from "./cli.ts"
+import { claudeBinary, pinnedCliVersion, testCliVersion } from "./cli.ts"
 import { runScenario, SCENARIOS, type ScenarioDef, type ScenarioRun, scenarioByName } from "./scenarios.ts"
 import {
   findLeaks,
@@ -29,6 +31,12 @@ export const TESTDATA = resolve(here, "..", "testdata")
 
 /** Files above this size are reported (recordings should stay small). */
 const MAX_FILE_BYTES = 1_000_000
+
+/** Where recordings of the CLI under test go: the pinned one's at the top, any other's in its own tree. */
+export function recordingRoot(): string {
+  const version = testCliVersion()
+  return version === pinnedCliVersion() ? TESTDATA : join(TESTDATA, `cli-${version}`)
+}
 
 export function cliVersion(): string {
   try {
@@ -165,10 +173,11 @@ export async function recordScenario(
   def: ScenarioDef,
   version: string,
   debug = false,
+  outRoot = TESTDATA,
 ): Promise<RecordResult> {
   const run = await runScenario(def, { throwOnError: false, debug })
   try {
-    return writeRecording(run, def, version)
+    return writeRecording(run, def, version, outRoot)
   } finally {
     await run.cleanup()
   }
@@ -186,10 +195,11 @@ async function main() {
   }
   const defs = names.includes("all") ? [...SCENARIOS] : names.map(scenarioByName)
   const version = cliVersion()
-  console.log(`claude ${version}`)
+  const outRoot = recordingRoot()
+  console.log(`claude ${version} → ${relative(process.cwd(), outRoot) || "."}`)
   let failed = 0
   for (const def of defs) {
-    const r = await recordScenario(def, version, debug)
+    const r = await recordScenario(def, version, debug, outRoot)
     const status = r.ok ? "ok" : "FAILED"
     console.log(
       `${status.padEnd(6)} ${def.name.padEnd(22)} ${String(r.durationMs).padStart(6)} ms  ${r.files.length} files`,

@@ -69,6 +69,10 @@ export class Screen {
   /** The readline the input line belongs to. */
   attach(rl: Interface): void {
     this.rl = rl
+    // Node 24's readline throws on prompt() once closed (Node 20 ignored it): forget it at close.
+    rl.once("close", () => {
+      if (this.rl === rl) this.rl = undefined
+    })
   }
 
   /** Write whole lines of agent or front-end text (a missing last newline is added). */
