@@ -474,6 +474,17 @@ describe("list_sessions: the summary cache in plugin storage", () => {
     }
   })
 
+  it("keeps its cache under cache: (kept apart by the host) and removes the one earlier versions kept among the values", async () => {
+    const { list, broker } = setup()
+    const old = `history:list:${CONFIG}/projects`
+    broker.storage.set(old, JSON.stringify({ version: 1, files: {} }))
+    await list()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(listCacheKey(CONFIG).startsWith("cache:")).toBe(true)
+    expect(broker.storage.has(old)).toBe(false)
+    expect(broker.storage.has(listCacheKey(CONFIG))).toBe(true)
+  })
+
   it("keeps the entries of other folders when listing one", async () => {
     const { run, list, broker } = setup()
     const other = `${CONFIG}/projects/-other/${uuid(9)}.jsonl`

@@ -143,7 +143,10 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 // not an object: a host copies a stored value on every read, and copying
 // one string is far cheaper than copying a thousand small objects.
 
-export const listCacheKey = (configDir: string): string => `history:list:${projectsDir(configDir)}`
+// Under `cache:`: a host keeps caches apart from the values a person edits (docs/agent-protocol.md).
+export const listCacheKey = (configDir: string): string => `cache:history:list:${projectsDir(configDir)}`
+/** Where earlier versions kept it, among the values: removed when the cache is first written anew. */
+const oldCacheKey = (configDir: string): string => `history:list:${projectsDir(configDir)}`
 const CACHE_VERSION = 1
 
 type CacheEntry =
@@ -247,7 +250,9 @@ export const listSessions: (
   })).flat()
   const candidates = hidden && hidden.size > 0 ? listed.filter((c) => !hidden.has(c.id)) : listed
   const cacheKey = listCacheKey(configDir)
-  const cache = loadCache(yield* storage.get(cacheKey))
+  const stored = yield* storage.get(cacheKey)
+  if (stored === undefined) yield* storage.delete(oldCacheKey(configDir))
+  const cache = loadCache(stored)
   const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
   const statFirst = params.cursor !== undefined || limit < candidates.length
   /** Files summarized now: their entries are new. */

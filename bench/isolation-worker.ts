@@ -55,7 +55,7 @@ const main = async () => {
     // The summary cache is written after the answer: wait for it, outside the timing.
     const until = Date.now() + 10_000
     const cached = async () =>
-      (await Effect.runPromise(host.storage.keys)).some((k) => k.startsWith("history:list:"))
+      (await Effect.runPromise(host.storage.keys)).some((k) => k.startsWith("cache:history:list:"))
     while (!(await cached())) {
       if (Date.now() > until) throw new Error("the cold list wrote no summary cache")
       await new Promise((r) => setTimeout(r, 5))

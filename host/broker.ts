@@ -17,7 +17,7 @@ import { type HostLogger, type LogLevel, makeHostLogger, REFUSED } from "./log.t
 import { HOST_API_VERSION, type Manifest } from "./manifest.ts"
 import { makeProcessBroker, type ProcessBroker } from "./process-broker.ts"
 import { covers, makeScopeSet, type ScopeSet } from "./scopes.ts"
-import { type JsonStorage, openJsonStorage } from "./storage.ts"
+import { type JsonStorage, openPluginStorage } from "./storage.ts"
 import { makeToolTable, type ToolHandler, type ToolSpec } from "./tools.ts"
 
 export interface BrokerOptions {
@@ -119,7 +119,7 @@ export const makeBroker = async (manifest: Manifest, options: BrokerOptions): Pr
     log: note,
   })
 
-  const storage = await openJsonStorage(storageFile(options.hostDataDir, manifest.id), (message, data) =>
+  const storage = await openPluginStorage(storageFile(options.hostDataDir, manifest.id), (message, data) =>
     logger.log({ source: "host", level: "error", message, data }),
   )
   const tools = makeToolTable()

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { makeBroker, storageFile } from "./broker.ts"
 import { envNameMatcher } from "./env-broker.ts"
 import { loadManifest, type Manifest } from "./manifest.ts"
-import { openJsonStorage } from "./storage.ts"
+import { cacheFileOf, openJsonStorage } from "./storage.ts"
 import { makeTempWorld, type TempWorld } from "./testing.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
@@ -92,6 +92,23 @@ describe("storage", () => {
       expect(await run(second.api.storage.get("gone"))).toBeUndefined()
     } finally {
       await second.close()
+    }
+  })
+
+  it("keeps the plugin's caches (keys under cache:) in a file of their own, out of the one a person edits", async () => {
+    const broker = await makeBroker(manifest, { home: world.home, hostDataDir: world.hostData, env: {} })
+    await run(broker.api.storage.set("instances", [{ id: "work" }]))
+    await run(broker.api.storage.set("cache:history:list:/x", "{}"))
+    await broker.close()
+    const file = storageFile(world.hostData, "convergence/claude")
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ instances: [{ id: "work" }] })
+    expect(JSON.parse(readFileSync(cacheFileOf(file), "utf8"))).toEqual({ "cache:history:list:/x": "{}" })
+    const again = await makeBroker(manifest, { home: world.home, hostDataDir: world.hostData, env: {} })
+    try {
+      expect([...(await run(again.api.storage.keys))].sort()).toEqual(["cache:history:list:/x", "instances"])
+      expect(await run(again.api.storage.get("cache:history:list:/x"))).toBe("{}")
+    } finally {
+      await again.close()
     }
   })
 

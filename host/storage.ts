@@ -105,3 +105,35 @@ export const openJsonStorage = async (
     snapshot: () => structuredClone(Object.fromEntries(values)),
   }
 }
+
+/** Keys a plugin marks as caches (docs/agent-protocol.md): kept apart from what a person edits. */
+export const CACHE_PREFIX = "cache:"
+
+/** `<name>.json` → `<name>.cache.json`, beside it. */
+export const cacheFileOf = (file: string): string => `${file.replace(/\.json$/, "")}.cache.json`
+
+/**
+ * A plugin's storage as two files: its values (accounts and the like, the
+ * file a person may read and edit) and its caches (keys under `cache:`, in
+ * `<name>.cache.json`, which may be deleted at any time). One store to the
+ * plugin; `snapshot` shows both.
+ */
+export const openPluginStorage = async (
+  file: string,
+  onError: (message: string, data?: unknown) => void = () => {},
+): Promise<JsonStorage> => {
+  const values = await openJsonStorage(file, onError)
+  const caches = await openJsonStorage(cacheFileOf(file), onError)
+  const of = (key: string) => (key.startsWith(CACHE_PREFIX) ? caches : values)
+  return {
+    file,
+    get: (key) => of(key).get(key),
+    set: (key, value) => of(key).set(key, value),
+    delete: (key) => of(key).delete(key),
+    keys: Effect.map(Effect.all([values.keys, caches.keys]), ([a, b]) => [...a, ...b]),
+    flush: async () => {
+      await Promise.all([values.flush(), caches.flush()])
+    },
+    snapshot: () => ({ ...values.snapshot(), ...caches.snapshot() }),
+  }
+}
