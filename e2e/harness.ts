@@ -38,6 +38,8 @@ export const CLI_CHANGES = {
   rateLimitEventForApiKey: "2.1.321",
   /** `set_model`'s answer names the model it switched to: 2.1.332 does, 2.1.282 answers `{}` (not bisected between). */
   setModelNamesModel: "2.1.332",
+  /** A steer's pickup is seen in the reply's request (`system/status requesting` lists it): 2.1.332; 2.1.282 shows it only in the result (not bisected between). */
+  steerNamedInRequest: "2.1.332",
 } as const
 
 /** The CLI this run drives: its version, what the plugin's table says it has, and a version check. */

@@ -20,6 +20,8 @@ import {
   promptAndWait,
   startWorld,
   type World,
+  CLI_CHANGES,
+  cliUnderTest,
 } from "./harness.ts"
 
 let world: World | undefined
@@ -90,7 +92,8 @@ describe("recovery facts against the real CLI", () => {
         state: "picked_up",
         delivery_id: "d2",
         run_id: first.run_id,
-        evidence: "reply",
+        // 2.1.332 names the steer in the reply's request (`status requesting`); 2.1.282 only in the result.
+        evidence: cliUnderTest.atLeast(CLI_CHANGES.steerNamedInRequest) ? "reply" : "result",
       }),
     ])
     expect(events.indexOf(picked[0] as AgentEvent)).toBeLessThan(events.indexOf(ended))
@@ -258,7 +261,15 @@ describe("recovery facts against the real CLI", () => {
     try {
       const { session_id } = await createSession(w)
       const first = await w.host.call(w.agentId, "prompt", { sessionId: session_id, text: "hello" })
-      await w.waitFor(session_id, "RunEnded", (e) => e.run_id === first.run_id, 60_000)
+      const ended = await w.waitFor(session_id, "RunEnded", (e) => e.run_id === first.run_id, 60_000)
+      if (!cliUnderTest.atLeast(CLI_CHANGES.rateLimitEventForApiKey)) {
+        // An older CLI writes no rate_limit_event: the run fails with the API's error, nothing is blocked or continued.
+        expect(ended.outcome).toBe("Failed")
+        expect(ofType(w.events(session_id), "usage_blocked")).toEqual([])
+        await new Promise((r) => setTimeout(r, 3_500))
+        expect(sent).toEqual([])
+        return
+      }
       expect(ofType(w.events(session_id), "usage_blocked")).toMatchObject([{ run_id: first.run_id }])
       const identity = await w.waitFor(
         session_id,

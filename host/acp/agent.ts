@@ -172,7 +172,9 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     const before = session.values
     const next = { ...before, ...values }
     session.values = next
-    const current = await agentInfo()
+    // Told to the client when it can be; a provider that stopped answering fails the next call instead.
+    const current = await agentInfo().catch(() => undefined)
+    if (current === undefined) return
     if (next[APPROVAL_OPTION] !== before[APPROVAL_OPTION] && typeof next[APPROVAL_OPTION] === "string")
       void session.notify({ sessionUpdate: "current_mode_update", currentModeId: next[APPROVAL_OPTION] })
     const others = Object.keys(next).filter((k) => k !== APPROVAL_OPTION && next[k] !== before[k])
