@@ -344,7 +344,7 @@ describe("npm start in a terminal (demo)", () => {
     await new Promise((r) => setTimeout(r, 3_000))
     if (screen().includes("↻ the agent started a turn by itself")) {
       const settled = await waitForScreen(
-        /↻ the agent started a turn by itself[^]*── (Completed|Failed|Cancelled)/,
+        /↻ the agent started a turn by itself[\s\S]*── (Completed|Failed|Cancelled)/,
         20_000,
       )
       expect(settled.slice(settled.lastIndexOf("↻ the agent started"))).toMatch(
