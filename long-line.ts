@@ -41,49 +41,81 @@ export class LongLineCompactor {
   }
 
   push(part: Uint8Array): void {
-    let copyFrom = 0
-    for (let i = 0; i < part.length; i++) {
-      const b = part[i] as number
-      if (!this.inString) {
-        if (b === QUOTE) {
-          this.inString = true
-          this.stringBytes = 0
-          this.cut = false
-        }
+    // Hot over hundreds of MB: the state lives in locals, written back at the end.
+    let { inString, escaped, hexLeft, stringBytes, cut } = this
+    const keepBytes = this.keepBytes
+    const n = part.length
+    /** Where the bytes not yet kept start; -1 while a string is being cut. */
+    let copyFrom = cut ? -1 : 0
+    // The next quote and backslash at or after `i`, found once each and again only when passed.
+    let nextQuote = -1
+    let nextSlash = -1
+    const next = (byte: number, known: number, i: number) => {
+      if (known >= i || known === n) return known
+      const at = part.indexOf(byte, i)
+      return at < 0 ? n : at
+    }
+    let i = 0
+    while (i < n) {
+      if (!inString) {
+        nextQuote = next(QUOTE, nextQuote, i)
+        if (nextQuote === n) break
+        inString = true
+        stringBytes = 0
+        cut = false
+        i = nextQuote + 1
         continue
       }
-      if (this.hexLeft > 0) this.hexLeft--
-      else if (this.escaped) {
-        this.escaped = false
-        if (b === U) this.hexLeft = 4
-      } else if (b === BACKSLASH) {
-        if (this.startCut(part, copyFrom, i)) copyFrom = part.length
-        this.escaped = true
-      } else if (b === QUOTE) {
-        this.inString = false
-        if (this.cut) {
-          this.keep(encoder.encode(cutNote(this.shown, this.stringBytes)))
-          copyFrom = i
-          this.cut = false
+      if (hexLeft > 0 || escaped) {
+        if (hexLeft > 0) hexLeft--
+        else {
+          escaped = false
+          if (part[i] === U) hexLeft = 4
         }
+        stringBytes++
+        i++
         continue
-      } else if ((b & 0xc0) !== 0x80 && this.startCut(part, copyFrom, i)) copyFrom = part.length
-      this.stringBytes++
+      }
+      // A run of plain bytes up to the next quote or backslash.
+      nextQuote = next(QUOTE, nextQuote, i)
+      nextSlash = next(BACKSLASH, nextSlash, i)
+      const stop = Math.min(nextQuote, nextSlash)
+      if (!cut && stringBytes + (stop - i) > keepBytes) {
+        // The cut falls in this run: at the first character start past the limit.
+        let at = i + Math.max(0, keepBytes - stringBytes)
+        while (at < stop && ((part[at] as number) & 0xc0) === 0x80) at++
+        if (at < stop) {
+          this.keep(part.subarray(copyFrom, at))
+          copyFrom = -1
+          cut = true
+          this.shown = stringBytes + (at - i)
+        }
+      }
+      stringBytes += stop - i
+      i = stop
+      if (i === n) break
+      if (part[i] === BACKSLASH) {
+        if (!cut && stringBytes >= keepBytes) {
+          this.keep(part.subarray(copyFrom, i))
+          copyFrom = -1
+          cut = true
+          this.shown = stringBytes
+        }
+        escaped = true
+        stringBytes++
+        i++
+        continue
+      }
+      inString = false
+      if (cut) {
+        this.keep(encoder.encode(cutNote(this.shown, stringBytes)))
+        copyFrom = i
+        cut = false
+      }
+      i++
     }
-    // A string still being cut copies nothing more of this part.
-    if (!this.cut) this.keep(part.subarray(copyFrom))
-  }
-
-  /**
-   * At a character's first byte: once the string is past `keepBytes`, keep
-   * the bytes before it and copy no more of this string. True when it cut.
-   */
-  private startCut(part: Uint8Array, copyFrom: number, at: number): boolean {
-    if (this.cut || this.stringBytes < this.keepBytes) return false
-    this.keep(part.subarray(copyFrom, at))
-    this.cut = true
-    this.shown = this.stringBytes
-    return true
+    if (copyFrom >= 0) this.keep(part.subarray(copyFrom))
+    Object.assign(this, { inString, escaped, hexLeft, stringBytes, cut })
   }
 
   private keep(bytes: Uint8Array): void {
