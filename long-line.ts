@@ -66,6 +66,38 @@ export class LongLineCompactor {
         i = nextQuote + 1
         continue
       }
+      if (cut && !escaped) {
+        // Nothing more of this string is kept: straight to its closing quote (one not escaped).
+        let from = i
+        let close = -1
+        for (;;) {
+          const q = part.indexOf(QUOTE, from)
+          const end = q < 0 ? n : q
+          let k = end
+          while (k > i && part[k - 1] === BACKSLASH) k--
+          const odd = (end - k) % 2 === 1
+          if (q < 0) {
+            escaped = odd
+            break
+          }
+          if (!odd) {
+            close = q
+            break
+          }
+          from = q + 1
+        }
+        hexLeft = 0
+        const stop = close < 0 ? n : close
+        stringBytes += stop - i
+        i = stop
+        if (close < 0) break
+        inString = false
+        this.keep(encoder.encode(cutNote(this.shown, stringBytes)))
+        copyFrom = i
+        cut = false
+        i++
+        continue
+      }
       if (hexLeft > 0 || escaped) {
         if (hexLeft > 0) hexLeft--
         else {
