@@ -54,7 +54,7 @@ const fillerOf = () => {
 
 /** Run `write` unless `dir` holds a stamp of this version with the same key; the stamp keeps what it returned. */
 const once = <A>(dir: string, key: string, write: () => A, log: (line: string) => void): A => {
-  const stampPath = join(dir, "stamp.json")
+  const stampPath = join(dir, "stamp")
   if (existsSync(stampPath)) {
     const stamp = JSON.parse(readFileSync(stampPath, "utf8")) as { stamp: string; key: string; value: A }
     if (stamp.stamp === STAMP && stamp.key === key) return stamp.value
