@@ -6,6 +6,7 @@
  * caller skip a line by its first bytes without ever decoding it.
  */
 import { Effect, Stream } from "effect"
+import { LongLineCompactor } from "./long-line.ts"
 import { endsOfWhole, planEnds } from "./sdk/file-ends.ts"
 import { type FileEnds, Fs, type FsShape } from "./sdk/plugin-api.ts"
 
@@ -139,6 +140,20 @@ export type LineFilter = (prefix: Uint8Array) => boolean
 export const LinePrefix = 512
 
 /**
+ * A kept line longer than this is never held whole: it is cut as it streams
+ * (long-line.ts), each string value past `LONG_STRING_BYTES` shortened with
+ * its size said. The CLI stores a tool's whole output on one line (a 100 MB
+ * command output is one 200 MB record: content and toolUseResult).
+ */
+export const LONG_LINE_BYTES = 4 * 1024 * 1024
+export const LONG_STRING_BYTES = 256 * 1024
+
+export interface SplitLimits {
+  readonly longLineBytes: number
+  readonly longStringBytes: number
+}
+
+/**
  * Splits byte chunks into lines, handing over only those the filter keeps
  * (as bytes; `\r` before `\n` dropped; valid only during the call). `end()`
  * gives the last line when the data did not end with a newline: a torn line
@@ -150,11 +165,23 @@ export class LineSplitter {
   private pendingLength = 0
   /** The current line's fate: undefined while fewer than LinePrefix bytes are known. */
   private keep: boolean | undefined = undefined
+  /** A kept line past the long-line limit, being cut as it arrives. */
+  private long: LongLineCompactor | undefined = undefined
+  private most = 0
 
   constructor(
     private readonly onLine: (line: Uint8Array) => void,
     private readonly filter?: LineFilter,
+    private readonly limits: SplitLimits = {
+      longLineBytes: LONG_LINE_BYTES,
+      longStringBytes: LONG_STRING_BYTES,
+    },
   ) {}
+
+  /** The most bytes of one line this splitter ever held at once (a test's bound on memory). */
+  get mostHeldBytes(): number {
+    return this.most
+  }
 
   push(chunk: Uint8Array): void {
     let at = 0
@@ -164,7 +191,7 @@ export class LineSplitter {
       if (this.pendingLength === 0 && this.keep === undefined && nl >= 0) {
         // The whole line lies in this chunk: decide and decode it without copying.
         const line = chunk.subarray(at, stop)
-        if (this.wanted(line)) this.emit(line)
+        if (this.wanted(line)) this.emit(line.length > this.limits.longLineBytes ? this.cutWhole(line) : line)
       } else {
         this.feed(chunk.subarray(at, stop))
         if (nl >= 0) this.finishLine()
@@ -188,17 +215,40 @@ export class LineSplitter {
   /** Part of a line that spans chunks. */
   private feed(part: Uint8Array): void {
     if (this.keep === false || part.length === 0) return
+    if (this.long !== undefined) {
+      this.long.push(part)
+      this.most = Math.max(this.most, this.long.heldBytes)
+      return
+    }
     // Own the bytes: the chunk may be reused by its producer.
     this.pieces.push(part.slice())
     this.pendingLength += part.length
+    this.most = Math.max(this.most, this.pendingLength)
     if (this.keep === undefined && this.pendingLength >= LinePrefix) {
       this.keep = this.wanted(this.joined(LinePrefix))
       if (!this.keep) this.reset(false)
     }
+    if (this.keep === true && this.pendingLength > this.limits.longLineBytes) {
+      // From here on the line is cut as it arrives: what was held goes through the cutter first.
+      this.long = new LongLineCompactor(this.limits.longStringBytes)
+      for (const piece of this.pieces) this.long.push(piece)
+      this.pieces = []
+      this.pendingLength = 0
+    }
+  }
+
+  /** A whole long line that arrived in one chunk, cut. */
+  private cutWhole(line: Uint8Array): Uint8Array {
+    const cutter = new LongLineCompactor(this.limits.longStringBytes)
+    cutter.push(line)
+    return cutter.finish()
   }
 
   private finishLine(): void {
-    if (this.keep !== false && this.pendingLength > 0) {
+    if (this.long !== undefined) {
+      this.emit(this.long.finish())
+      this.long = undefined
+    } else if (this.keep !== false && this.pendingLength > 0) {
       const line = this.joined(this.pendingLength)
       if (this.keep === true || this.wanted(line)) this.emit(line)
     }
@@ -206,6 +256,7 @@ export class LineSplitter {
   }
 
   private reset(keep: boolean | undefined): void {
+    this.long = undefined
     this.pieces = []
     this.pendingLength = 0
     this.keep = keep

@@ -49,7 +49,7 @@ export interface Corpus {
 // ---------------------------------------------------------------------------
 // Deterministic randomness
 
-const mulberry32 = (seed: number) => () => {
+export const mulberry32 = (seed: number) => () => {
   seed = (seed + 0x6d2b79f5) | 0
   let t = seed
   t = Math.imul(t ^ (t >>> 15), t | 1)
@@ -57,7 +57,7 @@ const mulberry32 = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296
 }
 
-class Rand {
+export class Rand {
   private readonly next: () => number
   constructor(seed: number) {
     this.next = mulberry32(seed)
@@ -89,7 +89,7 @@ const WORDS =
     " ",
   )
 
-const buildPool = (rand: Rand, size: number): string => {
+export const buildPool = (rand: Rand, size: number): string => {
   const parts: string[] = []
   let length = 0
   let line = 0
@@ -107,7 +107,7 @@ const buildPool = (rand: Rand, size: number): string => {
   return parts.join("")
 }
 
-class Filler {
+export class Filler {
   constructor(
     private readonly pool: string,
     private readonly rand: Rand,
@@ -161,7 +161,7 @@ class Out {
 // ---------------------------------------------------------------------------
 // One session, shaped like 2.1.332's records
 
-interface SessionSpec {
+export interface SessionSpec {
   readonly id: string
   readonly cwd: string
   readonly branch: string
@@ -169,6 +169,10 @@ interface SessionSpec {
   readonly startMs: number
   readonly aiTitle: boolean
   readonly customTitle: boolean
+  /** No prompt snapshots, API records or listing attachments: a small file for the list series (bench/scale.ts). */
+  readonly lean?: boolean
+  /** A compaction (boundary and summary records, as the CLI writes them) every this many turns. */
+  readonly compactEvery?: number
 }
 
 const q = JSON.stringify
@@ -179,7 +183,13 @@ const cut = (text: string, n: number): string => text.slice(0, n).replace(/\\$/,
 const usage = (input: number, output: number) =>
   `{"input_tokens":${input},"cache_creation_input_tokens":0,"cache_read_input_tokens":${input * 3},"output_tokens":${output},"output_tokens_details":{"thinking_tokens":${Math.floor(output / 3)}},"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":"standard","cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":"","iterations":[],"speed":"standard","fallback_credit":null}`
 
-const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler): number => {
+/** What was written: the bytes, and the last record of the chain (where more can be appended). */
+export interface Written {
+  readonly bytes: number
+  readonly leaf: string | null
+}
+
+export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler): Written => {
   const out = new Out(path)
   const common = `"userType":"external","entrypoint":"cli","cwd":${q(spec.cwd)},"sessionId":"${spec.id}","version":"2.1.332","gitBranch":${q(spec.branch)}`
   let clock = spec.startMs
@@ -221,6 +231,7 @@ const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler)
     parent = uuid
   }
   const apiRecords = (first: boolean) => {
+    if (spec.lean === true) return
     if (first)
       out.line(
         `{"type":"api-request-shape","sessionId":"${spec.id}","shapeHash":"${rand.hex(64)}","timestamp":"${ts()}","version":"2.1.332","shape":{"system":[{"type":"text","text":"${fill.text(24_000)}"}],"tools":"${fill.text(18_000)}"}}`,
@@ -238,6 +249,7 @@ const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler)
     )
   }
   const snapshot = () =>
+    spec.lean === true ||
     attachment(
       "prompt_snapshot",
       `"snapshot":{"system":"${fill.text(38_000)}","tools":"${fill.text(24_000)}"}`,
@@ -292,8 +304,22 @@ const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler)
     tool++
   }
 
+  const compaction = () => {
+    const boundary = rand.uuid()
+    out.line(
+      `{"parentUuid":null,"logicalParentUuid":${link()},"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":"${ts()}","uuid":"${boundary}","level":"info","compactMetadata":{"trigger":"auto","preTokens":${rand.int(150_000, 190_000)}},${common}}`,
+    )
+    parent = boundary
+    const summary = rand.uuid()
+    out.line(
+      `{"parentUuid":"${boundary}","isSidechain":false,"type":"user","message":{"role":"user","content":${q(`This session is being continued from a previous conversation. ${fill.text(6000)}`)}},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":"${summary}","timestamp":"${ts()}",${common}}`,
+    )
+    parent = summary
+  }
+
   while (out.bytes < spec.targetBytes) {
     turn++
+    if (spec.compactEvery !== undefined && turn > 1 && turn % spec.compactEvery === 1) compaction()
     const first = turn === 1
     queue()
     const pid = promptId()
@@ -302,7 +328,7 @@ const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler)
         ? `${fill.sentence(rand.int(4, 10))}\n\n${fill.sentence(rand.int(10, 60))}`
         : fill.sentence(rand.int(3, 40))
     prompt(promptText, pid)
-    if (first) {
+    if (first && spec.lean !== true) {
       attachment(
         "environment",
         `"snapshot":{"workingDirectory":${q(spec.cwd)},"isWorktree":false,"isGitRepo":true,"platform":"linux","shell":"bash"}`,
@@ -361,12 +387,12 @@ const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: Filler)
     `{"type":"cost-state","sessionId":"${spec.id}","totalCostUSD":${(msg * 0.07).toFixed(4)},"totalAPIDuration":${msg * 900},"totalToolDuration":${tool * 300},"totalLinesAdded":0,"totalLinesRemoved":0,"totalDuration":${clock - spec.startMs},"startTime":${spec.startMs},"modelUsage":{"claude-opus-5-5":{"inputTokens":${msg * 9000},"outputTokens":${msg * 80},"costUSD":${(msg * 0.07).toFixed(4)}}},"hasUnknownModelCost":false}`,
   )
   out.close()
-  return out.bytes
+  return { bytes: out.bytes, leaf: parent }
 }
 
 // ---------------------------------------------------------------------------
 
-const encode = (path: string) => path.replace(/[^A-Za-z0-9-]/g, "-")
+export const encode = (path: string) => path.replace(/[^A-Za-z0-9-]/g, "-")
 
 /** Sizes around `mean` (log-normal-ish, from 150 KB to 6 MB), scaled to sum to `total`. */
 const sessionSizes = (rand: Rand, count: number, total: number): number[] => {
@@ -439,7 +465,7 @@ export const ensureCorpus = (log: (line: string) => void = console.log): Corpus 
       spec,
       rand,
       fill,
-    )
+    ).bytes
     if ((i + 1) % 100 === 0) log(`corpus: ${i + 1} sessions, ${(listBytes / 1e9).toFixed(2)} GB`)
   }
   const readSpec: SessionSpec = {
@@ -456,7 +482,7 @@ export const ensureCorpus = (log: (line: string) => void = console.log): Corpus 
     readSpec,
     new Rand(85),
     fill,
-  )
+  ).bytes
   writeFileSync(stampPath, `${STAMP} ${LIST_SESSIONS} ${listBytes} ${readBytes}\n`)
   log(`corpus: done in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   return {

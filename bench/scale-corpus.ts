@@ -1,0 +1,194 @@
+/**
+ * The scaling benchmark's corpora (bench/scale.ts), shaped like 2.1.332's
+ * records by bench/corpus.ts's writer, each written once under
+ * bench/corpus/scale/ (git-ignored) and reused while its stamp matches:
+ *
+ * - read-<MB>/: one transcript of that size, compacted every 40 turns (a
+ *   long-running session's shape);
+ * - huge-<MB>/: a 4 MB transcript whose last turn holds one tool result
+ *   record of that size (half in `content`, half in `toolUseResult.stdout`,
+ *   as the CLI stores a command's output twice);
+ * - list-<N>/: N small sessions (no snapshots or API records: the list
+ *   reads only each file's ends), 1,000 per project folder. Each smaller set
+ *   is hard links into the largest one's files (no grant checks here: the
+ *   benchmark reads through plain node calls).
+ *
+ * `cleanScaleCorpus` deletes all of it.
+ */
+import {
+  appendFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs"
+import { join } from "node:path"
+import { buildPool, corpusRoot, encode, Filler, Rand, type SessionSpec, writeSession } from "./corpus.ts"
+
+export const scaleRoot = join(corpusRoot, "scale")
+const STAMP = "scale-corpus-v1"
+const BASE_MS = Date.parse("2026-06-01T08:00:00Z")
+const PER_PROJECT = 1000
+
+/** A transcript to read: its config dir, recorded cwd and id, and its size. */
+export interface ReadTarget {
+  readonly configDir: string
+  readonly cwd: string
+  readonly id: string
+  readonly path: string
+  readonly bytes: number
+}
+
+let filler: { rand: Rand; fill: Filler } | undefined
+const fillerOf = () => {
+  if (filler === undefined) {
+    const rand = new Rand(7)
+    filler = { rand, fill: new Filler(buildPool(rand, 4 * 1024 * 1024), rand) }
+  }
+  return filler
+}
+
+/** Run `write` unless `dir` holds a stamp of this version with the same key; the stamp keeps what it returned. */
+const once = <A>(dir: string, key: string, write: () => A, log: (line: string) => void): A => {
+  const stampPath = join(dir, "stamp")
+  if (existsSync(stampPath)) {
+    const stamp = JSON.parse(readFileSync(stampPath, "utf8")) as { stamp: string; key: string; value: A }
+    if (stamp.stamp === STAMP && stamp.key === key) return stamp.value
+  }
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  const started = Date.now()
+  const value = write()
+  writeFileSync(stampPath, JSON.stringify({ stamp: STAMP, key, value }))
+  log(`corpus: ${dir} written in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  return value
+}
+
+const spec = (
+  id: string,
+  cwd: string,
+  targetBytes: number,
+  extra: Partial<SessionSpec> = {},
+): SessionSpec => ({
+  id,
+  cwd,
+  branch: "main",
+  targetBytes,
+  startMs: BASE_MS,
+  aiTitle: true,
+  customTitle: false,
+  ...extra,
+})
+
+/** One transcript of about `mb` MB, compacted every 40 turns. */
+export const ensureReadTarget = (mb: number, log: (line: string) => void = console.log): ReadTarget => {
+  const configDir = join(scaleRoot, `read-${mb}`)
+  return once(
+    configDir,
+    `${mb}`,
+    () => {
+      const { rand, fill } = fillerOf()
+      const cwd = `/bench/read-${mb}`
+      const id = rand.uuid()
+      const path = join(configDir, "projects", encode(cwd), `${id}.jsonl`)
+      const written = writeSession(path, spec(id, cwd, mb * 1e6, { compactEvery: 40 }), rand, fill)
+      return { configDir, cwd, id, path, bytes: written.bytes }
+    },
+    log,
+  )
+}
+
+/** A 4 MB transcript whose last turn is one Bash call with a tool result record of about `mb` MB. */
+export const ensureHugeRecord = (mb: number, log: (line: string) => void = console.log): ReadTarget => {
+  const configDir = join(scaleRoot, `huge-${mb}`)
+  return once(
+    configDir,
+    `${mb}`,
+    () => {
+      const { rand, fill } = fillerOf()
+      const cwd = `/bench/huge-${mb}`
+      const id = rand.uuid()
+      const path = join(configDir, "projects", encode(cwd), `${id}.jsonl`)
+      const written = writeSession(path, spec(id, cwd, 4e6), rand, fill)
+      const common = `"userType":"external","entrypoint":"cli","cwd":${JSON.stringify(cwd)},"sessionId":"${id}","version":"2.1.332","gitBranch":"main"`
+      const prompt = rand.uuid()
+      const call = rand.uuid()
+      const result = rand.uuid()
+      const toolId = `toolu_${rand.hex(24)}`
+      const piece = fill.text(64 * 1024)
+      const half = Math.floor((mb * 1e6) / 2)
+      const stdout = piece
+        .repeat(Math.ceil(half / piece.length))
+        .slice(0, half)
+        .replace(/\\+$/, "")
+      const lines = [
+        `{"parentUuid":"${written.leaf}","isSidechain":false,"type":"user","message":{"role":"user","content":[{"type":"text","text":"print the whole log"}]},"uuid":"${prompt}","timestamp":"2026-06-01T09:00:00.000Z",${common}}`,
+        `{"parentUuid":"${prompt}","isSidechain":false,"message":{"id":"msg_huge","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"${toolId}","name":"Bash","input":{"command":"cat build.log","description":"Print the log"}}],"stop_reason":"tool_use"},"type":"assistant","uuid":"${call}","timestamp":"2026-06-01T09:00:01.000Z",${common}}`,
+        `{"parentUuid":"${call}","isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"${toolId}","type":"tool_result","content":"${stdout}","is_error":false}]},"uuid":"${result}","timestamp":"2026-06-01T09:00:09.000Z","toolUseResult":{"stdout":"${stdout}","stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false},"sourceToolAssistantUUID":"${call}",${common}}`,
+        `{"parentUuid":"${result}","isSidechain":false,"message":{"id":"msg_after","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"The log is printed above."}],"stop_reason":"end_turn"},"type":"assistant","uuid":"${rand.uuid()}","timestamp":"2026-06-01T09:00:10.000Z",${common}}`,
+      ]
+      for (const line of lines) appendFileSync(path, `${line}\n`)
+      return { configDir, cwd, id, path, bytes: statSync(path).size }
+    },
+    log,
+  )
+}
+
+/** `count` small sessions; the largest set is written, smaller ones are hard links into it. */
+export const ensureListCorpus = (
+  count: number,
+  largest: number,
+  log: (line: string) => void = console.log,
+): string => {
+  const sourceDir = join(scaleRoot, `list-${largest}`)
+  once(
+    sourceDir,
+    `${largest}`,
+    () => {
+      const rand = new Rand(11)
+      const fill = new Filler(buildPool(rand, 1024 * 1024), rand)
+      for (let i = 0; i < largest; i++) {
+        const cwd = `/home/dev/code/project-${String(Math.floor(i / PER_PROJECT)).padStart(2, "0")}`
+        const id = rand.uuid()
+        const s = spec(id, cwd, 4000, {
+          lean: true,
+          startMs: BASE_MS + i * 60_000,
+          aiTitle: rand.float() < 0.6,
+          customTitle: rand.float() < 0.1,
+        })
+        writeSession(join(sourceDir, "projects", encode(cwd), `${id}.jsonl`), s, rand, fill)
+        if ((i + 1) % 10_000 === 0) log(`corpus: ${i + 1} list sessions`)
+      }
+      return largest
+    },
+    log,
+  )
+  if (count === largest) return sourceDir
+  const dir = join(scaleRoot, `list-${count}`)
+  once(
+    dir,
+    `${count} of ${largest}`,
+    () => {
+      const projects = join(sourceDir, "projects")
+      let left = count
+      for (const folder of readdirSync(projects).sort()) {
+        if (left <= 0) break
+        mkdirSync(join(dir, "projects", folder), { recursive: true })
+        for (const name of readdirSync(join(projects, folder)).sort()) {
+          if (left-- <= 0) break
+          linkSync(join(projects, folder, name), join(dir, "projects", folder, name))
+        }
+      }
+      return count
+    },
+    log,
+  )
+  return dir
+}
+
+/** Delete every scale corpus. */
+export const cleanScaleCorpus = (): void => rmSync(scaleRoot, { recursive: true, force: true })

@@ -1,0 +1,94 @@
+/**
+ * One measured call of the scaling benchmark (bench/scale.ts), in a process
+ * of its own, bundled by esbuild and run with plain `node` (no loader in the
+ * measured process). Files are read with plain node calls (bench/node-fs.ts).
+ *
+ *   node scale-worker.mjs read <configDir> <cwd> <id>     read_session
+ *   node scale-worker.mjs floor-read <path>               the bytes read, line breaks found, nothing parsed
+ *   node scale-worker.mjs list <configDir> <limit>        list_sessions (BENCH_STORAGE: the plugin storage file)
+ *   node scale-worker.mjs floor-list <configDir>          a cold list's file-system calls alone
+ *
+ * Prints one JSON line: a `Sample` (bench/sample.ts), with `returned` (the
+ * characters of text the answer holds, its strings summed) for a read.
+ */
+import { closeSync, openSync, readSync } from "node:fs"
+import { Context, Effect } from "effect"
+import { openJsonStorage } from "../host/storage.ts"
+import { listSessions, readSession } from "../history.ts"
+import { Fs, Storage } from "../sdk/plugin-api.ts"
+import { nodeFs, rawEndsFloor } from "./node-fs.ts"
+import { measureCall } from "./sample.ts"
+
+const [mode = "", a = "", b = "", c = ""] = process.argv.slice(2)
+
+/** The characters of every string in a value: what an answer weighs, without serializing it. */
+const textIn = (value: unknown): number => {
+  if (typeof value === "string") return value.length
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + textIn(v), 0)
+  if (typeof value === "object" && value !== null)
+    return Object.values(value).reduce((n: number, v) => n + textIn(v), 0)
+  return 0
+}
+
+/** Read a file in 1 MiB chunks and count its line breaks: no decoding, no parsing. */
+const floorRead = (path: string): number => {
+  const fd = openSync(path, "r")
+  const buffer = new Uint8Array(1024 * 1024)
+  let lines = 0
+  try {
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null)
+      if (n === 0) break
+      const chunk = n === buffer.length ? buffer : buffer.subarray(0, n)
+      for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines++
+    }
+  } finally {
+    closeSync(fd)
+  }
+  return lines
+}
+
+const main = async (): Promise<void> => {
+  const storage = await openJsonStorage(process.env.BENCH_STORAGE ?? "/dev/null/none")
+  const services = Context.make(Fs, nodeFs).pipe(Context.add(Storage, storage))
+  const run = <A>(effect: Effect.Effect<A, never, Fs | Storage>) =>
+    Effect.runPromise(effect.pipe(Effect.provideContext(services)))
+  // Effect's runtime has run before, as in an active plugin; no history code has.
+  await run(
+    Effect.gen(function* () {
+      return yield* (yield* Storage).keys
+    }),
+  )
+  let returned = 0
+  const calls: Record<string, () => Promise<number>> = {
+    read: async () => {
+      const transcript = await run(readSession(a, b, c))
+      returned = textIn(transcript)
+      return transcript?.items.length ?? -1
+    },
+    "floor-read": async () => floorRead(a),
+    list: async () => (await run(listSessions(a, { limit: Number(b) }))).sessions.length,
+    "floor-list": async () => rawEndsFloor(a, 2 * 1024, 4 * 1024),
+  }
+  const call = calls[mode]
+  if (call === undefined) throw new Error(`no such mode ${mode}`)
+  const sample = await measureCall(call)
+  if (mode === "list") {
+    // The summary cache is written after the answer: wait for it outside the call, for the warm run after.
+    const until = Date.now() + 30_000
+    while (!(await run(storage.keys)).some((k) => k.startsWith("history:list:"))) {
+      if (Date.now() > until) break
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    await storage.flush()
+  }
+  process.stdout.write(`${JSON.stringify({ ...sample, returned })}\n`)
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  },
+)

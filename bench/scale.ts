@@ -1,0 +1,235 @@
+/**
+ * Scaling benchmark: how each cost of the history readers and the live
+ * mapper grows with the work, each series beside its floor measured in the
+ * same run.
+ *
+ * - read: read_session on transcripts of 10, 100, 300 and 1,000 MB
+ *   (compacted every 40 turns), against the floor of reading the bytes and
+ *   finding the line breaks; time and the call's own peak memory (peak RSS
+ *   during the call less RSS before it), and the text the answer holds;
+ * - huge record: a 4 MB transcript ending in one tool result record of 12
+ *   and of 100 MB, read and listed;
+ * - list: list_sessions over 1,000, 10,000 and 50,000 sessions, cold (no
+ *   summary cache), warm (the cache the cold run wrote) and a cold first
+ *   page of 50, against the file-system calls of a cold list alone;
+ * - mapper: one mapper over 10,000 turns of recorded frames, per-frame cost
+ *   against JSON.parse at the start and at the end, heap after GC along the
+ *   way (bench/scale-mapper.ts).
+ *
+ * Each measured call is a fresh process (bench/scale-worker.ts, bundled by
+ * esbuild); a point runs its reader and its floor in turn, RUNS rounds, and a
+ * time ratio is the median of the rounds' ratios. Corpora: bench/scale-corpus.ts,
+ * written once under bench/corpus/scale/ and reused.
+ *
+ *   npm run bench -- scale             the full series (minutes: 1 GB and 50,000 files)
+ *   npm run bench -- scale --quick     small sizes, for development
+ *   npm run bench -- scale --clean     delete the scale corpora
+ *
+ * Last line: `scale: read <r>x floor at 1 GB (<p> MB peak), list <l>x floor
+ * at 50k, mapper <m>x JSON.parse at turn 10k`.
+ */
+import { spawnSync } from "node:child_process"
+import { mkdirSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { build } from "esbuild"
+import type { Sample } from "./sample.ts"
+import {
+  cleanScaleCorpus,
+  ensureHugeRecord,
+  ensureListCorpus,
+  ensureReadTarget,
+  type ReadTarget,
+} from "./scale-corpus.ts"
+
+const repoRoot = fileURLToPath(new URL("..", import.meta.url))
+const workDir = join(repoRoot, "node_modules", ".cache", "scale-bench")
+const storageFile = join(workDir, "storage.json")
+
+interface Plan {
+  readonly runs: number
+  readonly readMb: ReadonlyArray<number>
+  readonly hugeMb: ReadonlyArray<number>
+  readonly listCounts: ReadonlyArray<number>
+  readonly turns: number
+}
+const FULL: Plan = {
+  runs: 3,
+  readMb: [10, 100, 300, 1000],
+  hugeMb: [12, 100],
+  listCounts: [1000, 10_000, 50_000],
+  turns: 10_000,
+}
+const QUICK: Plan = { runs: 3, readMb: [10, 30], hugeMb: [12], listCounts: [1000, 3000], turns: 1000 }
+
+interface Measured extends Sample {
+  readonly returned: number
+}
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] as number
+}
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+const fixed = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
+
+const buildWorkers = async (): Promise<{ worker: string; mapper: string }> => {
+  mkdirSync(workDir, { recursive: true })
+  const worker = join(workDir, "scale-worker.mjs")
+  const mapper = join(workDir, "scale-mapper.mjs")
+  const common = {
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+  } as const
+  await build({ ...common, entryPoints: [join(repoRoot, "bench/scale-worker.ts")], outfile: worker })
+  await build({ ...common, entryPoints: [join(repoRoot, "bench/scale-mapper.ts")], outfile: mapper })
+  return { worker, mapper }
+}
+
+const spawnJson = <A>(args: ReadonlyArray<string>, env: Record<string, string> = {}): A => {
+  const child = spawnSync(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  const line = child.stdout.trim().split("\n").pop() ?? ""
+  if (child.status !== 0 || !line.startsWith("{"))
+    throw new Error(`${args.join(" ")} failed (exit ${child.status}):\n${child.stderr}\n${child.stdout}`)
+  return JSON.parse(line) as A
+}
+
+/** Readers measured in turn, `runs` rounds; each one's samples in round order. */
+const rounds = (runs: number, readers: ReadonlyArray<() => Measured>): Measured[][] => {
+  const out: Measured[][] = readers.map(() => [])
+  for (let r = 0; r < runs; r++)
+    readers.forEach((read, i) => {
+      out[i]?.push(read())
+    })
+  return out
+}
+const paired = (a: ReadonlyArray<Measured>, b: ReadonlyArray<Measured>) =>
+  median(a.map((s, i) => s.ms / (b[i] ?? s).ms))
+const added = (xs: ReadonlyArray<Measured>) => median(xs.map((s) => s.callPeak - s.base))
+const ms = (xs: ReadonlyArray<Measured>) => median(xs.map((s) => s.ms))
+
+export const main = async (args: ReadonlyArray<string>): Promise<void> => {
+  if (args.includes("--clean")) {
+    cleanScaleCorpus()
+    rmSync(workDir, { recursive: true, force: true })
+    console.log("scale: corpora deleted")
+    return
+  }
+  const plan = args.includes("--quick") ? QUICK : FULL
+  const { worker, mapper } = await buildWorkers()
+  const call =
+    (mode: string, ...rest: string[]) =>
+    () =>
+      spawnJson<Measured>([worker, mode, ...rest], { BENCH_STORAGE: storageFile })
+  console.log(
+    `${plan === QUICK ? "quick" : "full"} series; median of ${plan.runs} fresh processes per point; peak = the call's own (peak RSS during it less RSS before it)`,
+  )
+
+  // --- read -----------------------------------------------------------------
+  console.log(
+    "\nread_session              size    time     floor    ratio   MB/s    peak     answer text   items",
+  )
+  let readAtLargest = { ratio: 0, peak: 0, mb: 0 }
+  const readLine = (label: string, t: ReadTarget) => {
+    const [ours = [], floor = []] = rounds(plan.runs, [
+      call("read", t.configDir, t.cwd, t.id),
+      call("floor-read", t.path),
+    ])
+    const ratio = paired(ours, floor)
+    const peak = added(ours)
+    console.log(
+      `${label.padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(ours)).padStart(7)} ms ${fixed(ms(floor)).padStart(6)} ms ${ratio.toFixed(2).padStart(6)}x ${fixed(t.bytes / 1e6 / (ms(ours) / 1000)).padStart(6)} ${mb(peak).padStart(9)} ${mb(median(ours.map((s) => s.returned))).padStart(10)}   ${ours[0]?.count}`,
+    )
+    return { ratio, peak }
+  }
+  for (const size of plan.readMb) {
+    const r = readLine(`transcript ${size} MB`, ensureReadTarget(size))
+    readAtLargest = { ...r, mb: size }
+  }
+  for (const size of plan.hugeMb) {
+    const t = ensureHugeRecord(size)
+    readLine(`one ${size} MB record`, t)
+    const [list = []] = rounds(plan.runs, [
+      () => {
+        rmSync(storageFile, { force: true })
+        return call("list", t.configDir, "50")()
+      },
+    ])
+    console.log(
+      `${"  listed".padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(list)).padStart(7)} ms (cold)                        ${mb(added(list)).padStart(9)}`,
+    )
+  }
+
+  // --- list -----------------------------------------------------------------
+  console.log(
+    "\nlist_sessions    sessions   cold     warm   page 50   floor   cold/floor  per session   peak cold  peak warm  peak page",
+  )
+  let listAtLargest = { ratio: 0, count: 0 }
+  const largest = Math.max(...plan.listCounts)
+  for (const count of plan.listCounts) {
+    const dir = ensureListCorpus(count, largest)
+    const all = String(count * 2)
+    const [cold = [], warm = [], page = [], floor = []] = rounds(plan.runs, [
+      () => {
+        rmSync(storageFile, { force: true })
+        return call("list", dir, all)()
+      },
+      call("list", dir, all),
+      () => {
+        rmSync(storageFile, { force: true })
+        return call("list", dir, "50")()
+      },
+      call("floor-list", dir),
+    ])
+    const ratio = paired(cold, floor)
+    listAtLargest = { ratio, count }
+    console.log(
+      `${"".padEnd(16)} ${String(count).padStart(8)} ${fixed(ms(cold)).padStart(6)} ms ${fixed(ms(warm)).padStart(6)} ms ${fixed(ms(page)).padStart(6)} ms ${fixed(ms(floor)).padStart(6)} ms ${ratio.toFixed(2).padStart(8)}x ${((ms(cold) * 1000) / count).toFixed(1).padStart(8)} µs ${mb(added(cold)).padStart(11)} ${mb(added(warm)).padStart(10)} ${mb(added(page)).padStart(10)}`,
+    )
+  }
+
+  // --- mapper ---------------------------------------------------------------
+  const live = spawnJson<{
+    framesPerRep: number
+    turnsPerRep: number
+    reps: number
+    turns: number
+    parseMs: number[]
+    mapMs: number[]
+    heap: Array<{ turn: number; bytes: number }>
+  }>(["--expose-gc", mapper, String(plan.turns)])
+  const window = Math.max(1, Math.floor(live.reps / 10))
+  const ratioOf = (from: number, to: number) =>
+    median(live.mapMs.slice(from, to).map((m, i) => m / (live.parseMs[from + i] ?? m)))
+  const perFrame = (xs: number[], from: number, to: number) =>
+    `${((median(xs.slice(from, to)) * 1e6) / live.framesPerRep).toFixed(0)} ns`
+  const first = ratioOf(0, window)
+  const last = ratioOf(live.reps - window, live.reps)
+  console.log(
+    `\nmapper: ${live.turns} turns (${live.reps} repetitions of ${live.framesPerRep} recorded frames, ${live.turnsPerRep} turns each), one mapper`,
+  )
+  console.log(
+    `  first ${window} repetitions: decode + map ${perFrame(live.mapMs, 0, window)}/frame, JSON.parse ${perFrame(live.parseMs, 0, window)}/frame, ${first.toFixed(2)}x`,
+  )
+  console.log(
+    `  last ${window} repetitions:  decode + map ${perFrame(live.mapMs, live.reps - window, live.reps)}/frame, JSON.parse ${perFrame(live.parseMs, live.reps - window, live.reps)}/frame, ${last.toFixed(2)}x`,
+  )
+  console.log(`  heap after GC by turn: ${live.heap.map((h) => `${h.turn}: ${mb(h.bytes)}`).join(", ")}`)
+  const grown = (live.heap.at(-1)?.bytes ?? 0) - (live.heap[1]?.bytes ?? 0)
+  console.log(`  heap grown from the first point to the last: ${mb(grown)}`)
+
+  const size = readAtLargest.mb >= 1000 ? `${readAtLargest.mb / 1000} GB` : `${readAtLargest.mb} MB`
+  const count = listAtLargest.count >= 1000 ? `${listAtLargest.count / 1000}k` : String(listAtLargest.count)
+  const turnsAt = plan.turns >= 1000 ? `${plan.turns / 1000}k` : String(plan.turns)
+  console.log(
+    `scale: read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak), list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}, mapper ${last.toFixed(2)}x JSON.parse at turn ${turnsAt}`,
+  )
+}
