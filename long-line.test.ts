@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { LineSplitter } from "./files.ts"
-import { cutNote, LongLineCompactor } from "./long-line.ts"
+import { cutNote, grouped, LongLineCompactor } from "./long-line.ts"
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -12,6 +12,14 @@ const compact = (text: string, keep: number, size: number): string => {
   for (let at = 0; at < bytes.length; at += size) cutter.push(bytes.subarray(at, at + size))
   return decoder.decode(cutter.finish())
 }
+
+describe("cutNote", () => {
+  it("groups the sizes by thousands, as en-US numbers read", () => {
+    expect(cutNote(262_144, 12_345_678)).toBe(" [… truncated: 262,144 of 12,345,678 bytes shown]")
+    for (const n of [0, 7, 999, 1000, 10_000, 100_000, 999_999, 1_000_000, 2 ** 31, 123_456_789_012])
+      expect(grouped(n)).toBe(n.toLocaleString("en-US"))
+  })
+})
 
 describe("LongLineCompactor", () => {
   it("leaves short strings and everything outside strings as they are", () => {

@@ -14,9 +14,22 @@ const QUOTE = 34
 const BACKSLASH = 92
 const U = 117
 
+/**
+ * `1234567` → `1,234,567`. By hand: the first `toLocaleString` call of a
+ * process loads ICU's number formats (~9 ms measured, most of a 12 MB
+ * record's read).
+ */
+export const grouped = (n: number): string => {
+  const digits = String(Math.trunc(n))
+  let at = digits.length % 3 || 3
+  let out = digits.slice(0, at)
+  for (; at < digits.length; at += 3) out += `,${digits.slice(at, at + 3)}`
+  return out
+}
+
 /** The text closing a cut string: what the item shows of its size. */
 export const cutNote = (shown: number, total: number): string =>
-  ` [… truncated: ${shown.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} bytes shown]`
+  ` [… truncated: ${grouped(shown)} of ${grouped(total)} bytes shown]`
 
 const encoder = new TextEncoder()
 
