@@ -150,6 +150,33 @@ export const findToolCall = (
   return undefined
 }
 
+/**
+ * The CLI stores a tool's output twice (the result's content and, in
+ * `toolUseResult`, `stdout`, `file.content`…), and the answer carries both
+ * (`output_text` and `output`). Where a field of the output (or of an object
+ * in it) equals the text, it is made the text's very string, so the copy
+ * parsed from the record is garbage at once: a long session's answer holds
+ * each output once in memory, not twice. Nothing the answer says changes.
+ */
+const shareText = (output: unknown, text: string | undefined): void => {
+  if (text === undefined || text.length < SHARED_MIN || !isObject(output)) return
+  share(output, text)
+  for (const key in output) {
+    const value = output[key]
+    if (isObject(value)) share(value, text)
+  }
+}
+
+/** `===` compares the characters; the assignment makes the field that very string. */
+const share = (fields: Record<string, unknown>, text: string): void => {
+  for (const key in fields) {
+    const value = fields[key]
+    if (typeof value === "string" && value.length === text.length && value === text) fields[key] = text
+  }
+}
+/** Shorter texts are not worth the comparison. */
+const SHARED_MIN = 64
+
 /** Map one chain of records (root first) to transcript items. */
 export const recordsToItems = (
   records: ReadonlyArray<unknown>,
@@ -225,6 +252,7 @@ export const recordsToItems = (
       // The record's toolUseResult belongs to its one tool result.
       const structured = results.length === 1 ? record.toolUseResult : undefined
       const outcome = toolResultOf(result.content, structured, result.is_error === true, item.call.name)
+      shareText(outcome.output, outcome.output_text)
       items[at] = { ...item, call: { ...item.call, ...outcome } }
       const changed = applyTaskTool(tasks, item.call.name, item.call.input, structured, outcome.status)
       if (changed) items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })

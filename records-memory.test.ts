@@ -1,0 +1,58 @@
+/**
+ * What a read answer holds in memory: each tool output once, though the CLI
+ * stores it twice (the result's content and `toolUseResult`) and the answer
+ * carries both (`output_text`, `output`). Measured as the heap after a full
+ * collection, with the records dropped and only the items kept.
+ */
+import { runInNewContext } from "node:vm"
+import { setFlagsFromString } from "node:v8"
+import { describe, expect, it } from "vitest"
+import { recordsToItems } from "./records.ts"
+
+setFlagsFromString("--expose-gc")
+const gc = runInNewContext("gc") as () => void
+
+const RESULTS = 20
+const OUTPUT_CHARS = 1_000_000
+
+/** A Bash call and its result, as parsed from the CLI's lines (two separate copies of the output). */
+const lines = (i: number, output: string): string[] => [
+  JSON.stringify({
+    type: "assistant",
+    uuid: `a-${i}`,
+    message: { content: [{ type: "tool_use", id: `t-${i}`, name: "Bash", input: { command: "cat log" } }] },
+  }),
+  JSON.stringify({
+    type: "user",
+    uuid: `u-${i}`,
+    message: { content: [{ type: "tool_result", tool_use_id: `t-${i}`, content: output }] },
+    toolUseResult: { stdout: output, stderr: "", interrupted: false, file: { content: output } },
+  }),
+]
+
+const heap = () => {
+  gc()
+  return process.memoryUsage().heapUsed
+}
+
+describe("a read answer's memory", () => {
+  it("holds each tool output once when content and toolUseResult say the same", () => {
+    const texts = Array.from({ length: RESULTS }, (_, i) => `${i}`.padEnd(OUTPUT_CHARS, "x"))
+    const json = texts.flatMap((t, i) => lines(i, t))
+    const before = heap()
+    // Parsed as the reader does: every string its own copy.
+    let records: unknown[] | undefined = json.map((line) => JSON.parse(line) as unknown)
+    const items = recordsToItems(records)
+    records = undefined
+    const held = heap() - before
+    const calls = items.flatMap((i) => (i.type === "tool_call" ? [i.call] : []))
+    expect(calls).toHaveLength(RESULTS)
+    for (const [i, call] of calls.entries()) {
+      expect(call.output_text).toBe(texts[i])
+      expect(call.output).toMatchObject({ stdout: texts[i], file: { content: texts[i] } })
+    }
+    // Three copies each before the outputs were shared (60 MB here); one now, plus the items.
+    expect(held).toBeLessThan(RESULTS * OUTPUT_CHARS * 1.5)
+    expect(held).toBeGreaterThan(RESULTS * OUTPUT_CHARS * 0.9)
+  })
+})
