@@ -5,7 +5,8 @@ import { NodeFsLayer, nodeFs } from "./bench/node-fs.ts"
 import {
   chainOf,
   encodeCwd,
-  listCacheKey,
+  type ListParams,
+  listShardKey,
   listSessions,
   projectDir,
   promptCount,
@@ -111,14 +112,20 @@ const world = (files: Record<string, string>, mtimes: Record<string, number> = {
       return base.stream(path, start)
     },
   }
+  /** The storage keys written, in order. */
+  const writes: string[] = []
+  const storage = {
+    ...broker.api.storage,
+    set: (key: string, value: unknown) => {
+      writes.push(key)
+      return broker.api.storage.set(key, value)
+    },
+  }
   const run = <A>(effect: Effect.Effect<A, never, Fs | Storage>) =>
     Effect.runPromise(
-      effect.pipe(
-        Effect.provide(Layer.succeed(Fs, fs)),
-        Effect.provide(Layer.succeed(Storage, broker.api.storage)),
-      ),
+      effect.pipe(Effect.provide(Layer.succeed(Fs, fs)), Effect.provide(Layer.succeed(Storage, storage))),
     )
-  return { run, reads, broker, fs }
+  return { run, reads, broker, fs, writes }
 }
 
 const onDisk = <A>(effect: Effect.Effect<A, never, Fs | Storage>) =>
@@ -404,6 +411,7 @@ describe("list_sessions: the summary cache in plugin storage", () => {
   const A = `${PROJECT}/${uuid(1)}.jsonl`
   const B = `${PROJECT}/${uuid(2)}.jsonl`
   const C = `${PROJECT}/${uuid(3)}.jsonl`
+  const SHARD = listShardKey(PROJECT)
   const session = (n: number, text: string, extra: ReadonlyArray<unknown> = []) =>
     jsonl([rec.queue("enqueue"), rec.user(uuid(n * 10), null, text), ...extra])
   /** The background write of the cache lands after the answer. */
@@ -411,28 +419,33 @@ describe("list_sessions: the summary cache in plugin storage", () => {
   const setup = () => {
     const mtimes: Record<string, number> = { [A]: 3000, [B]: 2000, [C]: 1000 }
     const w = world({ [A]: session(1, "alpha"), [B]: session(2, "beta"), [C]: session(3, "gamma") }, mtimes)
-    const list = async () => {
+    const list = async (params: ListParams = { cwd: WS }) => {
       w.reads.length = 0
-      const page = await w.run(listSessions(CONFIG, { cwd: WS }))
+      w.writes.length = 0
+      const page = await w.run(listSessions(CONFIG, params))
       await settle()
       return page
     }
     const ops = () => w.reads.map((r) => `${r.op} ${r.path.slice(PROJECT.length + 1, PROJECT.length + 9)}`)
-    return { ...w, mtimes, list, ops }
+    const shard = (key = SHARD) => JSON.parse(w.broker.storage.get(key) as string) as { files: object }
+    return { ...w, mtimes, list, ops, shard }
   }
 
   it("a second list reads no file: every summary comes from storage, checked by size and mtime", async () => {
-    const { list, ops, broker } = setup()
+    const { list, ops, broker, writes } = setup()
     const first = await list()
     expect(first.sessions.map((s) => s.title)).toEqual(["alpha", "beta", "gamma"])
-    expect(typeof broker.storage.get(listCacheKey(CONFIG))).toBe("string")
+    expect(typeof broker.storage.get(SHARD)).toBe("string")
+    expect(writes).toEqual([SHARD])
     const again = await list()
     expect(again).toEqual(first)
     expect(ops()).toEqual(["stat 00000000", "stat 00000000", "stat 00000000"])
+    // Nothing changed: nothing written.
+    expect(writes).toEqual([])
   })
 
   it("reads again a file whose size or mtime changed, and forgets a deleted one", async () => {
-    const { list, reads, broker, mtimes } = setup()
+    const { list, reads, broker, mtimes, shard, writes } = setup()
     await list()
     // Same size, later mtime: read again.
     broker.files.set(A, session(1, "ALPHA"))
@@ -443,12 +456,56 @@ describe("list_sessions: the summary cache in plugin storage", () => {
     const page = await list()
     expect(page.sessions.map((s) => s.title)).toEqual(["ALPHA", "Beta renamed"])
     expect(reads.filter((r) => r.op === "ends").map((r) => r.path)).toEqual([A, B])
-    const cached = JSON.parse(broker.storage.get(listCacheKey(CONFIG)) as string)
-    expect(Object.keys(cached.files).sort()).toEqual([A, B])
+    expect(Object.keys(shard().files).sort()).toEqual([uuid(1), uuid(2)])
+    expect(writes).toEqual([SHARD])
     // Nothing changed since: nothing read, nothing written.
-    broker.storage.set(listCacheKey(CONFIG), JSON.stringify(cached))
     await list()
     expect(reads.filter((r) => r.op !== "stat")).toEqual([])
+    expect(writes).toEqual([])
+  })
+
+  it("a changed session rewrites only its own folder's shard, the others' entries kept as they were", async () => {
+    const { list, broker, mtimes, shard, writes, reads } = setup()
+    const otherDir = `${CONFIG}/projects/-other`
+    const other = `${otherDir}/${uuid(9)}.jsonl`
+    broker.files.set(other, session(9, "elsewhere"))
+    await list({})
+    expect(writes.sort()).toEqual([listShardKey(otherDir), SHARD].sort())
+    const before = broker.storage.get(listShardKey(otherDir))
+    const beforeA = (shard().files as Record<string, unknown>)[uuid(2)]
+    broker.files.set(A, session(1, "ALPHA"))
+    mtimes[A] = 4000
+    const page = await list({})
+    expect(page.sessions.map((s) => s.title)).toEqual(["ALPHA", "beta", "gamma", "elsewhere"])
+    expect(reads.filter((r) => r.op === "ends").map((r) => r.path)).toEqual([A])
+    expect(writes).toEqual([SHARD])
+    expect(broker.storage.get(listShardKey(otherDir))).toBe(before)
+    const files = shard().files as Record<string, unknown[]>
+    expect(files[uuid(1)]?.[2]).toBe("ALPHA")
+    expect(files[uuid(2)]).toEqual(beforeA)
+  })
+
+  it("a full list forgets the shard of a folder that is gone; a list of one folder keeps the others", async () => {
+    const { list, broker } = setup()
+    const otherDir = `${CONFIG}/projects/-other`
+    broker.files.set(`${otherDir}/${uuid(9)}.jsonl`, session(9, "elsewhere"))
+    broker.files.set(`${otherDir}/notes.txt`, "kept")
+    await list({})
+    expect(broker.storage.has(listShardKey(otherDir))).toBe(true)
+    // Its session deleted, the folder still there: an empty shard.
+    broker.files.delete(`${otherDir}/${uuid(9)}.jsonl`)
+    await list({})
+    expect(JSON.parse(broker.storage.get(listShardKey(otherDir)) as string)).toEqual({
+      version: 2,
+      files: {},
+    })
+    // The folder gone: a list of another folder keeps its shard, a full list forgets it.
+    broker.files.delete(`${otherDir}/notes.txt`)
+    await list()
+    expect(broker.storage.has(listShardKey(otherDir))).toBe(true)
+    await list({})
+    expect(broker.storage.has(listShardKey(otherDir))).toBe(false)
+    expect(broker.storage.has(SHARD)).toBe(true)
   })
 
   it("remembers files that are no sessions too", async () => {
@@ -459,42 +516,35 @@ describe("list_sessions: the summary cache in plugin storage", () => {
     expect(ops().every((op) => op.startsWith("stat"))).toBe(true)
   })
 
-  it("ignores a damaged or foreign cache and writes a good one", async () => {
+  it("ignores a damaged or foreign shard, reads its files again and writes a good one", async () => {
     for (const damaged of [
       "not json",
-      { version: 1, files: {} },
+      { version: 2, files: {} },
       JSON.stringify({ version: 99, files: {} }),
+      JSON.stringify({ version: 2, files: [1, 2] }),
+      JSON.stringify({ version: 2, files: { [uuid(1)]: "x", [uuid(2)]: [1, 2, 3] } }),
       42,
     ]) {
-      const { list, reads, broker } = setup()
-      broker.storage.set(listCacheKey(CONFIG), damaged)
+      const { list, reads, broker, shard } = setup()
+      broker.storage.set(SHARD, damaged)
       expect((await list()).sessions.map((s) => s.title)).toEqual(["alpha", "beta", "gamma"])
       expect(reads.filter((r) => r.op === "ends")).toHaveLength(3)
-      expect(JSON.parse(broker.storage.get(listCacheKey(CONFIG)) as string)).toMatchObject({ version: 1 })
+      expect(shard()).toMatchObject({ version: 2 })
+      expect(Object.keys(shard().files)).toHaveLength(3)
     }
   })
 
-  it("keeps its cache under cache: (kept apart by the host) and removes the one earlier versions kept among the values", async () => {
+  it("keeps its shards under cache: (kept apart by the host) and removes the single caches earlier versions kept", async () => {
     const { list, broker } = setup()
-    const old = `history:list:${CONFIG}/projects`
+    const oldest = `history:list:${CONFIG}/projects`
+    const old = `cache:history:list:${CONFIG}/projects`
+    broker.storage.set(oldest, JSON.stringify({ version: 1, files: {} }))
     broker.storage.set(old, JSON.stringify({ version: 1, files: {} }))
     await list()
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(listCacheKey(CONFIG).startsWith("cache:")).toBe(true)
+    expect(SHARD.startsWith("cache:")).toBe(true)
+    expect(broker.storage.has(oldest)).toBe(false)
     expect(broker.storage.has(old)).toBe(false)
-    expect(broker.storage.has(listCacheKey(CONFIG))).toBe(true)
-  })
-
-  it("keeps the entries of other folders when listing one", async () => {
-    const { run, list, broker } = setup()
-    const other = `${CONFIG}/projects/-other/${uuid(9)}.jsonl`
-    broker.files.set(other, session(9, "elsewhere"))
-    await run(listSessions(CONFIG))
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    broker.files.delete(C)
-    await list()
-    const cached = JSON.parse(broker.storage.get(listCacheKey(CONFIG)) as string)
-    expect(Object.keys(cached.files).sort()).toEqual([other, A, B].sort())
+    expect(broker.storage.has(SHARD)).toBe(true)
   })
 })
 

@@ -24,7 +24,7 @@ import { attachSubagents } from "./subagents.ts"
 
 export { type Chain, type ChainOptions, chainOf, readChain } from "./chain.ts"
 export { encodeCwd, projectDir, projectsDir, sessionFile } from "./projects.ts"
-export { type ListParams, listCacheKey, listSessions } from "./session-list.ts"
+export { type ListParams, listSessions, listShardKey } from "./session-list.ts"
 
 // ---------------------------------------------------------------------------
 // read_session

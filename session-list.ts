@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { endsReader } from "./files.ts"
 import { projectDir, projectsDir } from "./projects.ts"
-import { type FileEnds, Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
+import { type DirEntry, type FileEnds, Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary } from "./sdk/protocol.ts"
 import {
@@ -43,47 +43,49 @@ const DEFAULT_PAGE = 50
 /** Further reads (a longer head, a rename's title file) at once: enough to keep an asynchronous broker busy. */
 const FURTHER_READS = 16
 
-/** A `<uuid>.jsonl` file of a project folder. */
-interface Candidate {
+/**
+ * A `<uuid>.jsonl` file of a project folder, with its size and times once
+ * known, and its summary once needed (null: no session). One object per
+ * file, all the list keeps of it.
+ */
+interface Known {
   readonly id: string
   readonly path: string
   readonly dir: string
   /** The session has a folder (subagents, a title file…). */
   readonly hasFolder: boolean
-}
-
-/** A candidate with its size and times, and its summary once known (null: no session). */
-interface Known {
-  readonly c: Candidate
-  readonly size: number
-  readonly mtimeMs: number
+  /** Its folder's cache shard. */
+  readonly shard: Shard
+  size: number
+  mtimeMs: number
+  /** The shard's entry for this very file (same size and mtime): its summary is made only if the page shows it. */
+  cached?: CacheEntry
   summary?: SessionSummary | null
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** The files of one project folder that can be sessions: `<uuid>.jsonl`. */
-const candidatesIn = (fs: FsShape, dir: string): Effect.Effect<Candidate[]> =>
-  Effect.map(fs.list(dir), (entries) => {
-    if (entries === null) return []
-    const folders = new Set<string>()
-    for (const e of entries) if (e.kind === "directory") folders.add(e.name)
-    const found: Candidate[] = []
-    for (const e of entries) {
-      if (e.kind === "directory" || !e.name.endsWith(".jsonl")) continue
-      const id = e.name.slice(0, -6)
-      if (!UUID.test(id)) continue
-      // `dir` is already normal: plain concatenation keeps this loop cheap.
-      found.push({ id, path: `${dir}/${e.name}`, dir, hasFolder: folders.has(id) })
-    }
-    return found
-  })
+const candidatesIn = (entries: ReadonlyArray<DirEntry> | null, dir: string, shard: Shard): Known[] => {
+  if (entries === null) return []
+  const folders = new Set<string>()
+  for (const e of entries) if (e.kind === "directory") folders.add(e.name)
+  const found: Known[] = []
+  for (const e of entries) {
+    if (e.kind === "directory" || !e.name.endsWith(".jsonl")) continue
+    const id = e.name.slice(0, -6)
+    if (!UUID.test(id)) continue
+    // `dir` is already normal: plain concatenation keeps this loop cheap.
+    found.push({ id, path: `${dir}/${e.name}`, dir, hasFolder: folders.has(id), shard, size: -1, mtimeMs: 0 })
+  }
+  return found
+}
 
 /** Newest first; the id breaks ties so the order (and the cursor) is stable. */
 const newestFirst = (a: Known, b: Known): number =>
-  b.mtimeMs - a.mtimeMs || (a.c.id < b.c.id ? -1 : a.c.id > b.c.id ? 1 : 0)
+  b.mtimeMs - a.mtimeMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
-const cursorOf = (k: Known): string => `${k.mtimeMs}:${k.c.id}`
+const cursorOf = (k: Known): string => `${k.mtimeMs}:${k.id}`
 
 /** True when `k` sorts after the entry the cursor names. */
 const afterCursor = (cursor: string) => {
@@ -91,7 +93,7 @@ const afterCursor = (cursor: string) => {
   const mtime = Number(cursor.slice(0, at))
   const id = cursor.slice(at + 1)
   if (at < 0 || Number.isNaN(mtime)) return () => true
-  return (k: Known) => k.mtimeMs < mtime || (k.mtimeMs === mtime && k.c.id > id)
+  return (k: Known) => k.mtimeMs < mtime || (k.mtimeMs === mtime && k.id > id)
 }
 
 /**
@@ -104,9 +106,9 @@ const afterCursor = (cursor: string) => {
  */
 const summarize = (fs: FsShape, k: Known, ends: FileEnds): Effect.Effect<void> | undefined => {
   const { head, headTitles, tail } = endsFacts(ends.head, ends.tail, ends.size)
-  const file = { id: k.c.id, size: k.size, mtimeMs: k.mtimeMs, birthtimeMs: ends.birthtimeMs }
+  const file = { id: k.id, size: k.size, mtimeMs: k.mtimeMs, birthtimeMs: ends.birthtimeMs }
   if (head.prompt === undefined && !head.sidechain && ends.size > HEAD_BYTES)
-    return Effect.flatMap(fs.readRange(k.c.path, 0, LONG_HEAD_BYTES), (bytes) => {
+    return Effect.flatMap(fs.readRange(k.path, 0, LONG_HEAD_BYTES), (bytes) => {
       const longer =
         bytes === null ? head : { ...headFacts(bytes, ends.size > bytes.length), branch: head.branch }
       return finish(fs, k, file, longer, headTitles, tail) ?? Effect.void
@@ -126,66 +128,82 @@ const finish = (
     k.summary = null
     return undefined
   }
-  if (!k.c.hasFolder) {
+  if (!k.hasFolder) {
     k.summary = summaryOf(file, facts, headTitles, tail, undefined)
     return undefined
   }
-  return Effect.map(fs.read(join(k.c.dir, k.c.id, "custom-title.json")), (text) => {
+  return Effect.map(fs.read(join(k.dir, k.id, "custom-title.json")), (text) => {
     k.summary = summaryOf(file, facts, headTitles, tail, titleOfSidecar(text))
   })
 }
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 // --- The summary cache (plugin storage) ------------------------------------
 //
-// One storage value per config dir: the JSON text of `{ version, files }`,
-// `files` mapping a transcript's path to `[size, mtimeMs]` (no session) or
-// `[size, mtimeMs, title, created, cwd, branch]` (null where absent). Text,
-// not an object: a host copies a stored value on every read, and copying
-// one string is far cheaper than copying a thousand small objects.
+// One storage value per project folder (a shard), so that a changed session
+// rewrites only its folder's entries, never every session's: the JSON text
+// of `{ version, files }`, `files` mapping a session id to `[size, mtimeMs]`
+// (no session) or `[size, mtimeMs, title, created, cwd, branch]` (null where
+// absent). Text, not an object: a host copies a stored value on every read,
+// and copying one string is far cheaper than copying a thousand small
+// objects. A shard is written only when its folder changed.
 
-// Under `cache:`: a host keeps caches apart from the values a person edits (docs/agent-protocol.md).
-export const listCacheKey = (configDir: string): string => `cache:history:list:${projectsDir(configDir)}`
-/** Where earlier versions kept it, among the values: removed when the cache is first written anew. */
-const oldCacheKey = (configDir: string): string => `history:list:${projectsDir(configDir)}`
-const CACHE_VERSION = 1
+/** Under `cache:`: a host keeps caches apart from the values a person edits (docs/agent-protocol.md). */
+const SHARD_PREFIX = "cache:history:list:"
+/** The cache shard of one project folder (`<config dir>/projects/<folder>`). */
+export const listShardKey = (projectFolder: string): string => `${SHARD_PREFIX}${projectFolder}`
+/**
+ * Where earlier versions kept the whole cache in one value: removed when
+ * found. Under `cache:` (version 1), and before that among the values.
+ */
+const oldCacheKeys = (configDir: string): string[] => [
+  `${SHARD_PREFIX}${projectsDir(configDir)}`,
+  `history:list:${projectsDir(configDir)}`,
+]
+const CACHE_VERSION = 2
 
-type CacheEntry =
-  | readonly [size: number, mtimeMs: number]
-  | readonly [
-      size: number,
-      mtimeMs: number,
-      title: string,
-      created: string | null,
-      cwd: string | null,
-      branch: string | null,
-    ]
+type CacheEntry = ReadonlyArray<unknown>
 
-const isEmpty = (record: Record<string, unknown>): boolean => {
-  for (const _ in record) return false
-  return true
+/** One folder's stored entries, and what this list found of them. */
+interface Shard {
+  readonly key: string
+  readonly files: Record<string, unknown>
+  /** How many entries it held when loaded. */
+  readonly stored: number
+  /** Entries still valid (same size and mtime), and entries made now. */
+  valid: number
+  fresh: number
 }
 
-/** The stored entries by path; empty when missing, of another version or not the right shape. */
-const loadCache = (stored: unknown): Record<string, unknown> => {
-  if (typeof stored !== "string") return {}
-  try {
-    const parsed = JSON.parse(stored) as { version?: unknown; files?: unknown } | null
-    const files = parsed?.version === CACHE_VERSION ? parsed.files : undefined
-    return isObject(files) ? files : {}
-  } catch {
-    return {}
-  }
+/** A shard's entries by session id; empty when missing, of another version or not the right shape. */
+const loadShard = (key: string, stored: unknown): Shard => {
+  let files: Record<string, unknown> = {}
+  if (typeof stored === "string")
+    try {
+      const parsed = JSON.parse(stored) as { version?: unknown; files?: unknown } | null
+      const found = parsed?.version === CACHE_VERSION ? parsed.files : undefined
+      if (isObject(found)) files = found
+    } catch {
+      // a damaged shard is an empty one: its files are read again
+    }
+  let count = 0
+  for (const _ in files) count++
+  return { key, files, stored: count, valid: 0, fresh: 0 }
 }
 
-/** The entry's summary when it was made from this very file (same size and mtime); undefined: no valid entry. */
-const cachedSummary = (entry: unknown, k: Known): SessionSummary | null | undefined => {
+/** The shard's entry for `k` when it was made from this very file (same size and mtime). */
+const validEntry = (entry: unknown, k: Known): CacheEntry | undefined => {
   if (!Array.isArray(entry) || entry[0] !== k.size || entry[1] !== k.mtimeMs) return undefined
+  if (entry.length === 2 || typeof entry[2] === "string") return entry
+  return undefined
+}
+
+/** The summary a valid entry stands for (null: no session). */
+const summaryOfEntry = (entry: CacheEntry, k: Known): SessionSummary | null => {
   if (entry.length === 2) return null
-  const [, , title, created, cwd, branch] = entry as unknown[]
-  if (typeof title !== "string") return undefined
+  const [, , title, created, cwd, branch] = entry
   const summary: Mutable<SessionSummary> = {
-    session_id: k.c.id,
-    title,
+    session_id: k.id,
+    title: title as string,
     modified_at: iso(k.mtimeMs),
     size_bytes: k.size,
   }
@@ -199,6 +217,34 @@ const toEntry = (k: Known, s: SessionSummary | null): CacheEntry =>
   s === null
     ? [k.size, k.mtimeMs]
     : [k.size, k.mtimeMs, s.title, s.created_at ?? null, s.cwd ?? null, s.branch ?? null]
+
+/**
+ * The shards to write after a list: a shard whose folder gained an entry
+ * (a file read now) or lost one (a file gone, or changed and not read
+ * again). Each is written whole from this list's files of its folder; a
+ * shard with nothing new is not written at all.
+ */
+const changedShards = (
+  shards: ReadonlyArray<Shard>,
+  known: ReadonlyArray<Known>,
+): Map<Shard, Record<string, CacheEntry>> => {
+  const out = new Map<Shard, Record<string, CacheEntry>>()
+  for (const k of known) {
+    const shard = k.shard
+    if (k.cached !== undefined) shard.valid++
+    else if (k.summary !== undefined) shard.fresh++
+  }
+  // Every changed shard, an emptied folder's too (no file below names it).
+  for (const shard of shards) if (shard.fresh > 0 || shard.valid < shard.stored) out.set(shard, {})
+  for (const k of known) {
+    const shard = k.shard
+    const files = out.get(shard)
+    if (files === undefined) continue
+    if (k.cached !== undefined) files[k.id] = k.cached
+    else if (k.summary !== undefined) files[k.id] = toEntry(k, k.summary)
+  }
+  return out
+}
 
 // --- The listing ------------------------------------------------------------
 
@@ -217,6 +263,9 @@ export interface ListParams {
   }
 }
 
+/** Folders listed and their shards loaded at once: enough to keep an asynchronous broker busy. */
+const FOLDERS_AT_ONCE = 4
+
 /**
  * The stored sessions, newest first, one page at a time: of one working
  * directory, or of every project when `cwd` is absent.
@@ -225,7 +274,8 @@ export interface ListParams {
  * cache knows is stat'ed (a hit needs nothing more); when the page holds
  * every file, any other file is read at once with `readEnds`, which gives
  * its size and times along with the bytes to summarize. Otherwise (a smaller
- * page, a cursor) every file is stat'ed and only the page's are read.
+ * page, a cursor) every file is stat'ed and only the page's are read. A
+ * summary is made only for the page's files.
  */
 export const listSessions: (
   configDir: string,
@@ -238,6 +288,8 @@ export const listSessions: (
   const storage = yield* Storage
   const readEnds = endsReader(fs)
   const root = projectsDir(configDir)
+  const shardsUnder = `${SHARD_PREFIX}${root}/`
+  const oldKeys = new Set(oldCacheKeys(configDir))
   let dirs: string[]
   if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
   else {
@@ -245,23 +297,26 @@ export const listSessions: (
     dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
   }
   const hidden = params.aliases?.hidden
-  const listed = (yield* Effect.forEach(dirs, (dir) => candidatesIn(fs, dir), {
-    concurrency: 4,
-  })).flat()
-  const candidates = hidden && hidden.size > 0 ? listed.filter((c) => !hidden.has(c.id)) : listed
-  const cacheKey = listCacheKey(configDir)
-  const stored = yield* storage.get(cacheKey)
-  if (stored === undefined) yield* storage.delete(oldCacheKey(configDir))
-  const cache = loadCache(stored)
+  const shards: Shard[] = []
+  const listed = (yield* Effect.forEach(
+    dirs,
+    (dir) =>
+      Effect.gen(function* () {
+        const key = listShardKey(dir)
+        const [entries, stored] = yield* Effect.all([fs.list(dir), storage.get(key)])
+        const shard = loadShard(key, stored)
+        shards.push(shard)
+        return candidatesIn(entries, dir, shard)
+      }),
+    { concurrency: FOLDERS_AT_ONCE },
+  )).flat()
+  const candidates = hidden && hidden.size > 0 ? listed.filter((k) => !hidden.has(k.id)) : listed
   const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
   const statFirst = params.cursor !== undefined || limit < candidates.length
-  /** Files summarized now: their entries are new. */
-  const fresh: Known[] = []
   /** The further reads of files whose summary needs one (see summarize). */
   const later: Effect.Effect<void>[] = []
 
   const read = (k: Known, ends: FileEnds): void => {
-    fresh.push(k)
     const more = summarize(fs, k, ends)
     if (more !== undefined) later.push(more)
   }
@@ -271,51 +326,48 @@ export const listSessions: (
       : Effect.forEach(later.splice(0), (more) => more, { concurrency: FURTHER_READS, discard: true }),
   )
   /**
-   * Each item's file in one `readEnds` call, `got` told each (the bytes lent
-   * for that call): both ends, or with `sizesOnly` only its size and times.
+   * Each file in one `readEnds` call, `got` told each (the bytes lent for
+   * that call): both ends, or with `sizesOnly` only its size and times.
    */
-  const readEach = <A>(
-    items: ReadonlyArray<A>,
-    pathOf: (item: A) => string,
-    got: (item: A, ends: FileEnds | null) => void,
+  const readEach = (
+    items: ReadonlyArray<Known>,
+    got: (k: Known, ends: FileEnds | null) => void,
     sizesOnly = false,
   ) =>
     items.length === 0
       ? Effect.void
-      : readEnds(items.map(pathOf), sizesOnly ? 0 : HEAD_BYTES, sizesOnly ? 0 : TAIL_BYTES, (i, ends) =>
-          got(items[i] as A, ends),
+      : readEnds(
+          items.map((k) => k.path),
+          sizesOnly ? 0 : HEAD_BYTES,
+          sizesOnly ? 0 : TAIL_BYTES,
+          (i, ends) => got(items[i] as Known, ends),
         )
 
   // A file the cache knows (or any file, when only a page is read) is
   // stat'ed; every other file is read and summarized at once.
-  const toStat: Candidate[] = []
-  const toRead: Candidate[] = []
-  if (statFirst) toStat.push(...candidates)
-  else if (isEmpty(cache)) toRead.push(...candidates)
-  else for (const c of candidates) (cache[c.path] !== undefined ? toStat : toRead).push(c)
+  const toStat: Known[] = []
+  const toRead: Known[] = []
+  for (const k of candidates) (statFirst || k.shard.files[k.id] !== undefined ? toStat : toRead).push(k)
   const all: Known[] = []
   const statAll = readEach(
     toStat,
-    (c) => c.path,
-    (c, ends) => {
+    (k, ends) => {
       if (ends === null) return
-      const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
-      const hit = cachedSummary(cache[c.path], k)
-      if (hit !== undefined) k.summary = hit
+      k.size = ends.size
+      k.mtimeMs = ends.mtimeMs
+      const entry = validEntry(k.shard.files[k.id], k)
+      if (entry !== undefined) k.cached = entry
       all.push(k)
     },
     true,
   )
-  const readAll = readEach(
-    toRead,
-    (c) => c.path,
-    (c, ends) => {
-      if (ends === null) return
-      const k: Known = { c, size: ends.size, mtimeMs: ends.mtimeMs }
-      all.push(k)
-      read(k, ends)
-    },
-  )
+  const readAll = readEach(toRead, (k, ends) => {
+    if (ends === null) return
+    k.size = ends.size
+    k.mtimeMs = ends.mtimeMs
+    all.push(k)
+    read(k, ends)
+  })
   // Both at once only when there are both: each concurrent branch is a fiber of its own.
   if (toStat.length === 0) yield* readAll
   else if (toRead.length === 0) yield* statAll
@@ -330,9 +382,9 @@ export const listSessions: (
   while (sessions.length < limit && next < ordered.length) {
     const batch = ordered.slice(next, next + (limit - sessions.length))
     next += batch.length
+    for (const k of batch) if (k.cached !== undefined) k.summary = summaryOfEntry(k.cached, k)
     yield* readEach(
       batch.filter((k) => k.summary === undefined),
-      (k) => k.c.path,
       (k, ends) => {
         if (ends !== null) read(k, ends)
         else k.summary = null
@@ -343,13 +395,24 @@ export const listSessions: (
   }
 
   // Written after the answer, in the background: the list never waits for storage.
-  const scope = params.cwd === undefined ? root : (dirs[0] ?? root)
   yield* Effect.forkDetach(
     Effect.suspend(() => {
-      const updated = updateCache(cache, scope, all, fresh)
-      return updated === undefined
-        ? Effect.void
-        : storage.set(cacheKey, JSON.stringify({ version: CACHE_VERSION, files: updated }))
+      const writes = [...changedShards(shards, all)].map(([shard, files]) =>
+        storage.set(shard.key, JSON.stringify({ version: CACHE_VERSION, files })),
+      )
+      const listedKeys = new Set(dirs.map(listShardKey))
+      return Effect.gen(function* () {
+        const keys = yield* storage.keys
+        const gone = keys.filter(
+          (key) =>
+            oldKeys.has(key) ||
+            // A full list also forgets the shards of folders that are gone.
+            (params.cwd === undefined && key.startsWith(shardsUnder) && !listedKeys.has(key)),
+        )
+        yield* Effect.forEach(gone, (key) => storage.delete(key), { discard: true })
+        // All at once: a host that rewrites its store on a change gathers a burst into one write.
+        yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
+      })
     }),
   )
 
@@ -361,27 +424,4 @@ export const listSessions: (
 const underHostId = (summary: SessionSummary, rename: ReadonlyMap<string, string> | undefined) => {
   const hostId = rename?.get(summary.session_id)
   return hostId === undefined ? summary : { ...summary, session_id: hostId }
-}
-
-/**
- * The cache after a list of the folder `scope` (a project folder, or the
- * projects folder for every project), or undefined when nothing changed:
- * files summarized now are added, entries of files that are gone or changed
- * (and were not read again) are dropped; entries outside `scope` stay.
- */
-const updateCache = (
-  cache: Record<string, unknown>,
-  scope: string,
-  all: ReadonlyArray<Known>,
-  fresh: ReadonlyArray<Known>,
-): Record<string, unknown> | undefined => {
-  const valid = new Set<string>()
-  for (const k of all) if (k.summary !== undefined) valid.add(k.c.path)
-  const prefix = `${scope}/`
-  const stale: string[] = []
-  for (const path in cache) if (path.startsWith(prefix) && !valid.has(path)) stale.push(path)
-  if (fresh.length === 0 && stale.length === 0) return undefined
-  for (const path of stale) delete cache[path]
-  for (const k of fresh) if (k.summary !== undefined) cache[k.c.path] = toEntry(k, k.summary)
-  return cache
 }

@@ -13,7 +13,8 @@ import { Context, Effect } from "effect"
 import { makeFsBroker } from "../host/fs-broker.ts"
 import { makeScopeSet } from "../host/scopes.ts"
 import { openJsonStorage } from "../host/storage.ts"
-import { listCacheKey, listSessions, readSession } from "../history.ts"
+import { listSessions, readSession } from "../history.ts"
+import { settleListCache } from "./list-cache.ts"
 import { Fs, type FsShape, Storage } from "../sdk/plugin-api.ts"
 import type { Corpus } from "./corpus.ts"
 import { nodeFs, rawEndsFloor } from "./node-fs.ts"
@@ -84,14 +85,8 @@ const main = async (): Promise<void> => {
   // The summary cache is written after the answer, in the background: wait
   // for it here, outside the measured call, so the next (warm) run finds it.
   const flushStarted = performance.now()
-  if (mode === "ours-list") {
-    const key = listCacheKey(configDir)
-    while (!(await Effect.runPromise(storage.keys)).includes(key)) {
-      if (performance.now() - flushStarted > 5000) throw new Error("the list wrote no summary cache")
-      await new Promise((resolve) => setTimeout(resolve, 1))
-    }
-  }
-  await storage.flush()
+  if (mode === "ours-list") await settleListCache(storage, 5000)
+  else await storage.flush()
   const flushMs = performance.now() - flushStarted
   process.stdout.write(`${JSON.stringify({ ...sample, flushMs })}\n`)
 }

@@ -17,6 +17,7 @@ import { openJsonStorage } from "../host/storage.ts"
 import { listSessions, readSession } from "../history.ts"
 import { Fs, Storage } from "../sdk/plugin-api.ts"
 import { nodeFs, rawEndsFloor } from "./node-fs.ts"
+import { settleListCache } from "./list-cache.ts"
 import { measureCall } from "./sample.ts"
 
 const [mode = "", a = "", b = "", c = ""] = process.argv.slice(2)
@@ -73,15 +74,8 @@ const main = async (): Promise<void> => {
   const call = calls[mode]
   if (call === undefined) throw new Error(`no such mode ${mode}`)
   const sample = await measureCall(call)
-  if (mode === "list") {
-    // The summary cache is written after the answer: wait for it outside the call, for the warm run after.
-    const until = Date.now() + 30_000
-    while (!(await run(storage.keys)).some((k) => k.startsWith("history:list:"))) {
-      if (Date.now() > until) break
-      await new Promise((resolve) => setTimeout(resolve, 2))
-    }
-    await storage.flush()
-  }
+  // The summary cache is written after the answer: wait for it outside the call, for the warm run after.
+  if (mode === "list") await settleListCache(storage)
   process.stdout.write(`${JSON.stringify({ ...sample, returned })}\n`)
 }
 
