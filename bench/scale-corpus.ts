@@ -10,15 +10,15 @@
  *   as the CLI stores a command's output twice);
  * - list-<N>/: N small sessions (no snapshots or API records: the list
  *   reads only each file's ends), 1,000 per project folder. Each smaller set
- *   is hard links into the largest one's files (no grant checks here: the
- *   benchmark reads through plain node calls).
+ *   is copies of the largest one's first files (not links: the readers, like
+ *   the host's broker, refuse a hard-linked or symbolically linked file).
  *
  * `cleanScaleCorpus` deletes all of it.
  */
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
-  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -30,7 +30,7 @@ import { join } from "node:path"
 import { buildPool, corpusRoot, encode, Filler, Rand, type SessionSpec, writeSession } from "./corpus.ts"
 
 export const scaleRoot = join(corpusRoot, "scale")
-const STAMP = "scale-corpus-v1"
+const STAMP = "scale-corpus-v2"
 const BASE_MS = Date.parse("2026-06-01T08:00:00Z")
 const PER_PROJECT = 1000
 
@@ -138,7 +138,7 @@ export const ensureHugeRecord = (mb: number, log: (line: string) => void = conso
   )
 }
 
-/** `count` small sessions; the largest set is written, smaller ones are hard links into it. */
+/** `count` small sessions; the largest set is written, smaller ones are copies of its first files. */
 export const ensureListCorpus = (
   count: number,
   largest: number,
@@ -180,7 +180,7 @@ export const ensureListCorpus = (
         mkdirSync(join(dir, "projects", folder), { recursive: true })
         for (const name of readdirSync(join(projects, folder)).sort()) {
           if (left-- <= 0) break
-          linkSync(join(projects, folder, name), join(dir, "projects", folder, name))
+          copyFileSync(join(projects, folder, name), join(dir, "projects", folder, name))
         }
       }
       return count
