@@ -22,6 +22,7 @@ const encoder = new TextEncoder()
 const TYPE_OPEN = encoder.encode('{"type":"')
 const PARENT_OPEN = encoder.encode('{"parentUuid":')
 const SIDECHAIN_KEY = encoder.encode(',"isSidechain":')
+const AGENT_ID_KEY = encoder.encode(',"agentId":"')
 const ATTACHMENT_KEY = encoder.encode(',"attachment":')
 const NULL = encoder.encode("null")
 const ATTACHMENT_UUID = needle('"type":"attachment","uuid":"')
@@ -42,7 +43,7 @@ const classify = (prefix: Uint8Array): Read => {
     return WANTED_TYPES.has(ascii(prefix, TYPE_OPEN.length, end)) ? Read.Parse : Read.Skip
   }
   if (startsWith(prefix, PARENT_OPEN)) {
-    // {"parentUuid":null|"…","isSidechain":true|false,"attachment":{…
+    // {"parentUuid":null|"…","isSidechain":true|false[,"agentId":"…"],"attachment":{…
     let at = PARENT_OPEN.length
     if (prefix[at] === 34) {
       at = stringEnd(prefix, at)
@@ -55,6 +56,12 @@ const classify = (prefix: Uint8Array): Read => {
     if (prefix[at] === 116 /* t */) at += 4
     else if (prefix[at] === 102 /* f */) at += 5
     else return Read.Parse
+    // A subagent's records name their agent here (2.1.332: `"isSidechain":true,"agentId":"a…","attachment":{`).
+    if (startsWith(prefix, AGENT_ID_KEY, at)) {
+      at = stringEnd(prefix, at + AGENT_ID_KEY.length - 1)
+      if (at < 0) return Read.Parse
+      at++
+    }
     return startsWith(prefix, ATTACHMENT_KEY, at) ? Read.Link : Read.Parse
   }
   return Read.Parse

@@ -642,6 +642,27 @@ describe("read_session", () => {
     expect(texts(transcript)).toEqual(["user: hello", "assistant: hi"])
   })
 
+  it("a subagent's attachments (their agentId before the attachment) only link its chain, never parsed", async () => {
+    const agent = "a0123456789abcdef"
+    const sidechain = (record: Record<string, unknown>) => {
+      const { parentUuid, isSidechain: _, ...rest } = record
+      return { parentUuid, isSidechain: true, agentId: agent, ...rest }
+    }
+    const broken = `{"parentUuid":"a","isSidechain":true,"agentId":"${agent}","attachment":{"type":"prompt_snapshot","snapshot":"${"y".repeat(5000)}" BROKEN},"type":"attachment","uuid":"att","timestamp":"t"}`
+    const text = [
+      JSON.stringify(sidechain(rec.user("a", null, "do the thing"))),
+      broken,
+      JSON.stringify(sidechain(rec.assistant("b", "att", "done"))),
+      "",
+    ].join("\n")
+    const path = `${PROJECT}/${uuid(1)}/subagents/agent-${agent}.jsonl`
+    const { run } = world({ [path]: text })
+    const parse = vi.spyOn(JSON, "parse")
+    const chain = await run(readChain(path, { sidechain: true }))
+    expect(parse.mock.calls.some(([s]) => String(s).includes("prompt_snapshot"))).toBe(false)
+    expect(chain.records.map((r) => r.uuid)).toEqual(["a", "b"])
+  })
+
   it("reads a recorded file through the Node-backed Fs", async () => {
     const chain = await Effect.runPromise(
       readChain(
