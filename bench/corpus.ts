@@ -173,6 +173,21 @@ export interface SessionSpec {
   readonly lean?: boolean
   /** A compaction (boundary and summary records, as the CLI writes them) every this many turns. */
   readonly compactEvery?: number
+  /** A subagent's transcript (`agent-<id>.jsonl`): every message a sidechain one of this agent, no titles. */
+  readonly agentId?: string
+  /**
+   * An Agent tool call every `every` turns, its result as the CLI stores a
+   * finished foreground agent's; `spawn` writes the agent's own transcript.
+   */
+  readonly agents?: {
+    readonly every: number
+    readonly spawn: (call: {
+      toolUseId: string
+      agentId: string
+      prompt: string
+      description: string
+    }) => void
+  }
 }
 
 const q = JSON.stringify
@@ -202,6 +217,9 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
   let tool = 0
   let turn = 0
   const link = () => (parent === null ? "null" : `"${parent}"`)
+  /** Where a record says whose chain it is on: the main one, or a subagent's. */
+  const side =
+    spec.agentId === undefined ? `"isSidechain":false` : `"isSidechain":true,"agentId":"${spec.agentId}"`
 
   const queue = () => {
     out.line(
@@ -218,7 +236,7 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
         ? ""
         : `,"rendered":[{"content":"<system-reminder>\\n${rendered}\\n</system-reminder>"}],"renderedRole":"system"`
     out.line(
-      `{"parentUuid":${link()},"isSidechain":false,"attachment":{"type":"${type}",${payload}},"type":"attachment","uuid":"${uuid}","timestamp":"${ts()}"${renderedPart},${common}}`,
+      `{"parentUuid":${link()},${side},"attachment":{"type":"${type}",${payload}},"type":"attachment","uuid":"${uuid}","timestamp":"${ts()}"${renderedPart},${common}}`,
     )
     parent = uuid
   }
@@ -226,7 +244,7 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
   const prompt = (text: string, pid: string) => {
     const uuid = rand.uuid()
     out.line(
-      `{"parentUuid":${link()},"isSidechain":false,"promptId":"${pid}","type":"user","message":{"role":"user","content":[{"type":"text","text":${q(text)}}]},"uuid":"${uuid}","timestamp":"${ts()}","permissionMode":"default","promptSource":"cli","sentAtMs":${clock},"rowSource":"local","turnOrigin":"cli","turnPosition":{"promptIndex":0,"turnIndex":${turn}},"turnAttributionKey":"${uuid}",${common}}`,
+      `{"parentUuid":${link()},${side},"promptId":"${pid}","type":"user","message":{"role":"user","content":[{"type":"text","text":${q(text)}}]},"uuid":"${uuid}","timestamp":"${ts()}","permissionMode":"default","promptSource":"cli","sentAtMs":${clock},"rowSource":"local","turnOrigin":"cli","turnPosition":{"promptIndex":0,"turnIndex":${turn}},"turnAttributionKey":"${uuid}",${common}}`,
     )
     parent = uuid
   }
@@ -258,7 +276,7 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
   const assistant = (block: string, stop: string) => {
     const uuid = rand.uuid()
     out.line(
-      `{"parentUuid":${link()},"isSidechain":false,"message":{"id":"msg_${rand.hex(24)}","type":"message","role":"assistant","model":"claude-opus-5-5","content":[${block}],"stop_reason":"${stop}","stop_sequence":null,"usage":${usage(rand.int(2000, 90000), rand.int(10, 900))},"stop_details":null},"apiBlockIndex":0,"requestId":"req_${rand.hex(24)}","requestRef":"${rand.uuid()}","requestedModel":"claude-opus-5-5","promptCacheRequested":"5m","type":"assistant","uuid":"${uuid}","timestamp":"${ts()}","effort":"medium","perTurnEffort":"medium","madeBy":"model",${common}}`,
+      `{"parentUuid":${link()},${side},"message":{"id":"msg_${rand.hex(24)}","type":"message","role":"assistant","model":"claude-opus-5-5","content":[${block}],"stop_reason":"${stop}","stop_sequence":null,"usage":${usage(rand.int(2000, 90000), rand.int(10, 900))},"stop_details":null},"apiBlockIndex":0,"requestId":"req_${rand.hex(24)}","requestRef":"${rand.uuid()}","requestedModel":"claude-opus-5-5","promptCacheRequested":"5m","type":"assistant","uuid":"${uuid}","timestamp":"${ts()}","effort":"medium","perTurnEffort":"medium","madeBy":"model",${common}}`,
     )
     parent = uuid
     return uuid
@@ -298,7 +316,26 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
     const call = assistant(`{"type":"tool_use","id":"${id}","name":"${name}","input":${input}}`, "tool_use")
     const uuid = rand.uuid()
     out.line(
-      `{"parentUuid":${link()},"isSidechain":false,"promptId":"${pid}","type":"user","message":{"role":"user","content":[{"tool_use_id":"${id}","type":"tool_result","content":${content},"is_error":false}]},"uuid":"${uuid}","timestamp":"${ts()}","toolUseResult":${result},"sourceToolAssistantUUID":"${call}",${common}}`,
+      `{"parentUuid":${link()},${side},"promptId":"${pid}","type":"user","message":{"role":"user","content":[{"tool_use_id":"${id}","type":"tool_result","content":${content},"is_error":false}]},"uuid":"${uuid}","timestamp":"${ts()}","toolUseResult":${result},"sourceToolAssistantUUID":"${call}",${common}}`,
+    )
+    parent = uuid
+    tool++
+  }
+
+  const agentCall = (pid: string, spawn: NonNullable<SessionSpec["agents"]>["spawn"]) => {
+    const toolUseId = `toolu_${rand.hex(24)}`
+    const agentId = `a${rand.hex(16)}`
+    const description = fill.sentence(3)
+    const prompt = fill.sentence(rand.int(10, 40))
+    const call = assistant(
+      `{"type":"tool_use","id":"${toolUseId}","name":"Agent","input":{"description":${q(description)},"prompt":${q(prompt)},"subagent_type":"general-purpose"}}`,
+      "tool_use",
+    )
+    spawn({ toolUseId, agentId, prompt, description })
+    const report = fill.text(rand.int(400, 3000))
+    const uuid = rand.uuid()
+    out.line(
+      `{"parentUuid":${link()},${side},"promptId":"${pid}","type":"user","message":{"role":"user","content":[{"tool_use_id":"${toolUseId}","type":"tool_result","content":[{"type":"text","text":"${report}"}]}]},"uuid":"${uuid}","timestamp":"${ts()}","toolUseResult":{"status":"completed","prompt":${q(prompt)},"agentId":"${agentId}","agentType":"general-purpose","toolsUsed":["Bash","Read"],"content":[{"type":"text","text":"${report}"}],"resolvedModel":"claude-opus-5-5","totalDurationMs":${rand.int(2000, 90000)},"totalTokens":${rand.int(2000, 90000)},"totalToolUseCount":${rand.int(1, 40)},"usage":${usage(rand.int(2000, 90000), rand.int(10, 900))},"canContinueAgent":true},"sourceToolAssistantUUID":"${call}",${common}}`,
     )
     parent = uuid
     tool++
@@ -307,12 +344,12 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
   const compaction = () => {
     const boundary = rand.uuid()
     out.line(
-      `{"parentUuid":null,"logicalParentUuid":${link()},"isSidechain":false,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":"${ts()}","uuid":"${boundary}","level":"info","compactMetadata":{"trigger":"auto","preTokens":${rand.int(150_000, 190_000)}},${common}}`,
+      `{"parentUuid":null,"logicalParentUuid":${link()},${side},"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":"${ts()}","uuid":"${boundary}","level":"info","compactMetadata":{"trigger":"auto","preTokens":${rand.int(150_000, 190_000)}},${common}}`,
     )
     parent = boundary
     const summary = rand.uuid()
     out.line(
-      `{"parentUuid":"${boundary}","isSidechain":false,"type":"user","message":{"role":"user","content":${q(`This session is being continued from a previous conversation. ${fill.text(6000)}`)}},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":"${summary}","timestamp":"${ts()}",${common}}`,
+      `{"parentUuid":"${boundary}",${side},"type":"user","message":{"role":"user","content":${q(`This session is being continued from a previous conversation. ${fill.text(6000)}`)}},"isVisibleInTranscriptOnly":true,"isCompactSummary":true,"uuid":"${summary}","timestamp":"${ts()}",${common}}`,
     )
     parent = summary
   }
@@ -366,6 +403,7 @@ export const writeSession = (path: string, spec: SessionSpec, rand: Rand, fill: 
       if (rand.float() < 0.5) snapshot()
       out.line(`{"type":"tools-used","tools":["Bash"],"sessionId":"${spec.id}"}`)
     }
+    if (spec.agents !== undefined && turn % spec.agents.every === 0) agentCall(pid, spec.agents.spawn)
     assistant(`{"type":"text","text":"${fill.text(rand.int(80, 2500))}"}`, "end_turn")
     snapshot()
     out.line(

@@ -3,8 +3,10 @@
  * records by bench/corpus.ts's writer, each written once under
  * bench/corpus/scale/ (git-ignored) and reused while its stamp matches:
  *
- * - read-<MB>/: one transcript of that size, compacted every 40 turns (a
- *   long-running session's shape);
+ * - read-<MB>/: one session of that size, a long-running one's shape: its
+ *   transcript compacted every 40 turns, an Agent call every 10 turns, and
+ *   each agent's own transcript (`<session>/subagents/agent-<id>.jsonl` and
+ *   its `.meta.json`, as 2.1.332 writes them), about 40% of the bytes;
  * - huge-<MB>/: a 4 MB transcript whose last turn holds one tool result
  *   record of that size (half in `content`, half in `toolUseResult.stdout`,
  *   as the CLI stores a command's output twice);
@@ -30,16 +32,18 @@ import { join } from "node:path"
 import { buildPool, corpusRoot, encode, Filler, Rand, type SessionSpec, writeSession } from "./corpus.ts"
 
 export const scaleRoot = join(corpusRoot, "scale")
-const STAMP = "scale-corpus-v2"
+const STAMP = "scale-corpus-v3"
 const BASE_MS = Date.parse("2026-06-01T08:00:00Z")
 const PER_PROJECT = 1000
 
-/** A transcript to read: its config dir, recorded cwd and id, and its size. */
+/** A session to read: its config dir, recorded cwd and id, its files (the transcript first) and their size. */
 export interface ReadTarget {
   readonly configDir: string
   readonly cwd: string
   readonly id: string
   readonly path: string
+  /** Every file a read of it reads: the transcript, then its subagents'. */
+  readonly paths: ReadonlyArray<string>
   readonly bytes: number
 }
 
@@ -84,7 +88,11 @@ const spec = (
   ...extra,
 })
 
-/** One transcript of about `mb` MB, compacted every 40 turns. */
+/** Share of a read target's bytes in its subagents' transcripts. */
+const AGENT_SHARE = 0.4
+const AGENT_EVERY = 10
+
+/** One session of about `mb` MB: compacted every 40 turns, with a subagent every 10 turns (see the header). */
 export const ensureReadTarget = (mb: number, log: (line: string) => void = console.log): ReadTarget => {
   const configDir = join(scaleRoot, `read-${mb}`)
   return once(
@@ -94,9 +102,44 @@ export const ensureReadTarget = (mb: number, log: (line: string) => void = conso
       const { rand, fill } = fillerOf()
       const cwd = `/bench/read-${mb}`
       const id = rand.uuid()
-      const path = join(configDir, "projects", encode(cwd), `${id}.jsonl`)
-      const written = writeSession(path, spec(id, cwd, mb * 1e6, { compactEvery: 40 }), rand, fill)
-      return { configDir, cwd, id, path, bytes: written.bytes }
+      const dir = join(configDir, "projects", encode(cwd))
+      const path = join(dir, `${id}.jsonl`)
+      const mainBytes = mb * 1e6 * (1 - AGENT_SHARE)
+      // The main transcript's turns average ~200 KB: its agent calls, and each agent's size, follow from that.
+      const agentBytes = (mb * 1e6 * AGENT_SHARE) / Math.max(1, mainBytes / 200e3 / AGENT_EVERY)
+      const agentPaths: string[] = []
+      let bytes = 0
+      const spawn = (call: { toolUseId: string; agentId: string; prompt: string; description: string }) => {
+        const agentDir = join(dir, id, "subagents")
+        const agentPath = join(agentDir, `agent-${call.agentId}.jsonl`)
+        const agentSpec = spec(id, cwd, agentBytes * (0.5 + rand.float()), {
+          agentId: call.agentId,
+          aiTitle: false,
+        })
+        bytes += writeSession(agentPath, agentSpec, rand, fill).bytes
+        writeFileSync(
+          join(agentDir, `agent-${call.agentId}.meta.json`),
+          JSON.stringify({
+            agentType: "general-purpose",
+            isBuiltIn: true,
+            description: call.description,
+            toolUseId: call.toolUseId,
+            spawnDepth: 1,
+            requestShape: "foreground",
+            model: "claude-opus-5-5",
+            finished: true,
+          }),
+        )
+        agentPaths.push(agentPath)
+      }
+      const written = writeSession(
+        path,
+        spec(id, cwd, mainBytes, { compactEvery: 40, agents: { every: AGENT_EVERY, spawn } }),
+        rand,
+        fill,
+      )
+      bytes += written.bytes
+      return { configDir, cwd, id, path, paths: [path, ...agentPaths], bytes }
     },
     log,
   )
@@ -132,7 +175,7 @@ export const ensureHugeRecord = (mb: number, log: (line: string) => void = conso
         `{"parentUuid":"${result}","isSidechain":false,"message":{"id":"msg_after","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"The log is printed above."}],"stop_reason":"end_turn"},"type":"assistant","uuid":"${rand.uuid()}","timestamp":"2026-06-01T09:00:10.000Z",${common}}`,
       ]
       for (const line of lines) appendFileSync(path, `${line}\n`)
-      return { configDir, cwd, id, path, bytes: statSync(path).size }
+      return { configDir, cwd, id, path, paths: [path], bytes: statSync(path).size }
     },
     log,
   )

@@ -4,7 +4,7 @@
  * measured process). Files are read with plain node calls (bench/node-fs.ts).
  *
  *   node scale-worker.mjs read <configDir> <cwd> <id>     read_session
- *   node scale-worker.mjs floor-read <path>               the bytes read, line breaks found, nothing parsed
+ *   node scale-worker.mjs floor-read <path>…              the bytes read, line breaks found, nothing parsed
  *   node scale-worker.mjs list <configDir> <limit>        list_sessions (BENCH_STORAGE: the plugin storage file)
  *   node scale-worker.mjs floor-list <configDir>          a cold list's file-system calls alone
  *
@@ -32,9 +32,10 @@ const textIn = (value: unknown): number => {
 }
 
 /** Read a file in 1 MiB chunks and count its line breaks: no decoding, no parsing. */
+const floorBuffer = new Uint8Array(1024 * 1024)
 const floorRead = (path: string): number => {
   const fd = openSync(path, "r")
-  const buffer = new Uint8Array(1024 * 1024)
+  const buffer = floorBuffer
   let lines = 0
   try {
     for (;;) {
@@ -67,7 +68,7 @@ const main = async (): Promise<void> => {
       returned = textIn(transcript)
       return transcript?.items.length ?? -1
     },
-    "floor-read": async () => floorRead(a),
+    "floor-read": async () => process.argv.slice(3).reduce((n, path) => n + floorRead(path), 0),
     list: async () => (await run(listSessions(a, { limit: Number(b) }))).sessions.length,
     "floor-list": async () => rawEndsFloor(a, 2 * 1024, 4 * 1024),
   }

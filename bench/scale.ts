@@ -141,7 +141,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   const readLine = (label: string, t: ReadTarget) => {
     const [ours = [], floor = []] = rounds(plan.runs, [
       call("read", t.configDir, t.cwd, t.id),
-      call("floor-read", t.path),
+      call("floor-read", ...t.paths),
     ])
     const ratio = paired(ours, floor)
     const peak = added(ours)
