@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { promptOf } from "./records.ts"
 import {
   endsFacts,
@@ -97,6 +97,25 @@ describe("the tail", () => {
     const cut = bytes(full).subarray(3)
     expect(tailFacts(cut, true, false)).toEqual({ whole: false })
     expect(tailFacts(bytes(full), false, false)).toEqual({ custom: "cut off", whole: true })
+  })
+
+  it("reads a title line laid out as the CLI writes it without parsing it, as the parser would", () => {
+    const values = ['quote " and \\ slash', "line\nbreak", "é 😀 \u0001", "plain"]
+    for (const value of values) {
+      const written = `${JSON.stringify(title("custom-title", value)).slice(0, -1)},"sessionId":"s"}`
+      const parse = vi.spyOn(JSON, "parse")
+      const found = titlesIn(bytes(`${written}\n${JSON.stringify(title("ai-title", value))}\n`), false, false)
+      const parsedLines = parse.mock.calls.filter(([t]) => String(t).includes("Title"))
+      parse.mockRestore()
+      expect(found).toEqual({ custom: value, ai: value })
+      expect(parsedLines).toEqual([])
+    }
+    // Another layout (keys in another order, a title key inside another record) is parsed.
+    const other = lines(
+      { customTitle: "reordered", type: "custom-title" },
+      { type: "user", aiTitle: "not a title" },
+    )
+    expect(titlesIn(bytes(other), false, false)).toEqual({ custom: "reordered" })
   })
 
   it("a head searched for titles leaves a line its end cut", () => {

@@ -113,17 +113,70 @@ const TITLE_KEY_END = needle('Title":"')
 const CUSTOM_TITLE_KEY = encoder.encode('"customTitle":"')
 const AI_TITLE_KEY = encoder.encode('"aiTitle":"')
 
+/** How the CLI writes a title record's line up to its value's opening quote. */
+const CUSTOM_TITLE_LINE = encoder.encode('{"type":"custom-title","customTitle":"')
+const AI_TITLE_LINE = encoder.encode('{"type":"ai-title","aiTitle":"')
+
+/**
+ * The title of the record whose key's opening quote is at `keyAt`: read
+ * from the bytes when the line is laid out as the CLI writes it (it opens
+ * with its type and this key, and the value closes within the line), else
+ * from the parsed line. Undefined: no such title there.
+ */
+const titleAt = (
+  bytes: Uint8Array,
+  keyAt: number,
+  key: Uint8Array,
+  layout: Uint8Array,
+  type: string,
+  field: string,
+  cutStart: boolean,
+  cutEnd: boolean,
+): string | undefined => {
+  const start = bytes.lastIndexOf(10, keyAt) + 1
+  if (
+    (start > 0 || !cutStart) &&
+    keyAt === start + layout.length - key.length &&
+    startsWith(bytes, layout, start)
+  ) {
+    const quote = start + layout.length - 1
+    const close = stringEnd(bytes, quote)
+    const nl = close < 0 ? -1 : bytes.indexOf(10, close)
+    if (close >= 0 && (nl < 0 ? !cutEnd : close < nl)) return notBlank(valueAt(bytes, quote, close + 1))
+  }
+  const record = lineAt(bytes, keyAt, cutStart, cutEnd)
+  return record?.type === type ? notBlank(record[field]) : undefined
+}
+
 /** The last custom-title and ai-title records in an end of a transcript. */
 export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean): Titles => {
   const found: Mutable<Titles> = {}
   let at = lastIndexOfBytes(bytes, TITLE_KEY_END)
   while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
     if (startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)) {
-      const record = lineAt(bytes, at, cutStart, cutEnd)
-      if (record?.type === "custom-title") found.custom ??= notBlank(record.customTitle)
+      if (found.custom === undefined)
+        found.custom = titleAt(
+          bytes,
+          at - 7,
+          CUSTOM_TITLE_KEY,
+          CUSTOM_TITLE_LINE,
+          "custom-title",
+          "customTitle",
+          cutStart,
+          cutEnd,
+        )
     } else if (startsWith(bytes, AI_TITLE_KEY, at - 3)) {
-      const record = lineAt(bytes, at, cutStart, cutEnd)
-      if (record?.type === "ai-title") found.ai ??= notBlank(record.aiTitle)
+      if (found.ai === undefined)
+        found.ai = titleAt(
+          bytes,
+          at - 3,
+          AI_TITLE_KEY,
+          AI_TITLE_LINE,
+          "ai-title",
+          "aiTitle",
+          cutStart,
+          cutEnd,
+        )
     }
     at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
   }
