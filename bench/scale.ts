@@ -3,10 +3,12 @@
  * mapper grows with the work, each series beside its floor measured in the
  * same run.
  *
- * - read: read_session on transcripts of 10, 100, 300 and 1,000 MB
- *   (compacted every 40 turns), against the floor of reading the bytes and
- *   finding the line breaks; time and the call's own peak memory (peak RSS
- *   during the call less RSS before it), and the text the answer holds;
+ * - read: read_session on sessions of 10, 100, 300 and 1,000 MB (the
+ *   transcript compacted every 40 turns, a subagent every 10 turns, the
+ *   agents' transcripts ~40% of the bytes), against the floor of reading the
+ *   bytes of every file and finding the line breaks; time and the call's own
+ *   peak memory (peak RSS during the call less RSS before it), and the text
+ *   the answer holds;
  * - huge record: a 4 MB transcript ending in one tool result record of 12
  *   and of 100 MB, read and listed;
  * - list: list_sessions over 1,000, 10,000 and 50,000 sessions, cold (no
@@ -151,7 +153,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     return { ratio, peak }
   }
   for (const size of plan.readMb) {
-    const r = readLine(`transcript ${size} MB`, ensureReadTarget(size))
+    const r = readLine(`session ${size} MB`, ensureReadTarget(size))
     readAtLargest = { ...r, mb: size }
   }
   for (const size of plan.hugeMb) {
