@@ -119,16 +119,20 @@ export const ensureReadTarget = (mb: number, log: (line: string) => void = conso
         bytes += writeSession(agentPath, agentSpec, rand, fill).bytes
         writeFileSync(
           join(agentDir, `agent-${call.agentId}.meta.json`),
-          JSON.stringify({
-            agentType: "general-purpose",
-            isBuiltIn: true,
-            description: call.description,
-            toolUseId: call.toolUseId,
-            spawnDepth: 1,
-            requestShape: "foreground",
-            model: "claude-opus-5-5",
-            finished: true,
-          }),
+          JSON.stringify(
+            {
+              agentType: "general-purpose",
+              isBuiltIn: true,
+              description: call.description,
+              toolUseId: call.toolUseId,
+              spawnDepth: 1,
+              requestShape: "foreground",
+              model: "claude-opus-5-5",
+              finished: true,
+            },
+            null,
+            2,
+          ),
         )
         agentPaths.push(agentPath)
       }
