@@ -52,6 +52,7 @@ export const ApiMessage = z.looseObject({
   role: optStr,
   content: MessageContent,
   usage: Usage.nullish(),
+  stop_reason: optStr,
 })
 export type ApiMessage = z.infer<typeof ApiMessage>
 
@@ -186,7 +187,9 @@ export const StreamEventBody = z.looseObject({
   index: optNum,
   message: z.looseObject({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
   content_block: z.looseObject({ type: str, id: optStr, name: optStr }).nullish(),
-  delta: z.looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
+  delta: z
+    .looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr, stop_reason: optStr })
+    .nullish(),
   usage: Usage.nullish(),
 })
 export const StreamEvent = z.looseObject({
@@ -247,6 +250,8 @@ export const ResultFrame = z.looseObject({
   user_message_uuid: optStr,
   user_message_uuids: z.array(str).nullish(),
   terminal_reason: optStr,
+  // Why the model stopped on the turn's last message (2.1.332 sends it; older releases may not).
+  stop_reason: optStr,
   session_id: optStr,
 })
 export type ResultFrame = z.infer<typeof ResultFrame>
@@ -738,7 +743,8 @@ const isStreamEvent = (value: Record<string, unknown>): value is StreamEvent => 
       isOptStr(delta.type) &&
       isOptStr(delta.text) &&
       isOptStr(delta.thinking) &&
-      isOptStr(delta.partial_json))
+      isOptStr(delta.partial_json) &&
+      isOptStr(delta.stop_reason))
   )
 }
 

@@ -24,7 +24,7 @@ import { finishToolResults, startToolCall } from "./calls.ts"
 import { emit, emitTask, type MapState, newOut, type Out, type Reducer } from "./state.ts"
 import { countBlocks, wasStreamed } from "./stream.ts"
 import { taskOfFrame } from "./tasks.ts"
-import { type MainUserFrame, noteAssistantUsage, onMainUserText } from "./turn.ts"
+import { type MainUserFrame, noteAssistantUsage, noteMessageStop, onMainUserText } from "./turn.ts"
 
 const textOfContent = (content: string | ReadonlyArray<ContentBlock>): string | undefined => {
   if (typeof content === "string") return content
@@ -45,8 +45,10 @@ const onAssistantMessage = (
   const messageId = message.id ?? fallbackId
   const blocks: ReadonlyArray<ContentBlock> =
     typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
-  if (taskId === undefined) noteAssistantUsage(s, messageId, message.usage, message.model)
-  else noteTaskModel(s, out, taskId, message.model)
+  if (taskId === undefined) {
+    noteAssistantUsage(s, messageId, message.usage, message.model)
+    noteMessageStop(s, message.stop_reason)
+  } else noteTaskModel(s, out, taskId, message.model)
   const base = countBlocks(s.stream, messageId, blocks.length)
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i] as ContentBlock

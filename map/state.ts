@@ -26,6 +26,8 @@ export type Signal =
       readonly userMessageUuids: string[]
       /** The result's text, as an excerpt (bounds.ts): the session shows it only as a failed run's error. */
       readonly text?: string
+      /** Why the model stopped (end_turn, max_tokens, refusal, …): `RunEnded.stop_reason`. */
+      readonly stopReason?: string
     }
   | { readonly type: "state"; readonly state: string }
   | {
@@ -114,6 +116,8 @@ export interface TurnSlice {
   pendingSummary: string | undefined
   /** A boundary that came before its summary. */
   compactPending: boolean
+  /** The main chat's last stop reason this turn (`message_delta`, or a whole message that has one). */
+  stopReason: string | undefined
 }
 
 export interface MapState {
@@ -144,6 +148,7 @@ export const newMapState = (sessionId: string, model?: string): MapState => ({
     lastUsageMessage: undefined,
     pendingSummary: undefined,
     compactPending: false,
+    stopReason: undefined,
   },
 })
 

@@ -12,7 +12,11 @@
  * - a rate limit is an event for the host and a signal for the session (which
  *   blocks the run on a rejection; only the `result` ends it);
  * - usage reaches the run only as finite numbers (context_used included),
- *   and the CLI's error texts only as bounded excerpts.
+ *   and the CLI's error texts only as bounded excerpts;
+ * - the run's stop reason is the main chat's last `message_delta`'s, else
+ *   its last whole message's, else the result's (which, after the CLI's
+ *   max_tokens retries, names its own error message's `stop_sequence`);
+ *   a max_tokens or refusal end is the model's answer, not a failure.
  */
 import { excerpt } from "../bounds.ts"
 import { limitsFromRateLimitEvent } from "../limits.ts"
@@ -42,6 +46,28 @@ export const noteStreamStart = (s: MapState, usage: Usage, messageId: string | u
 export const noteStreamDelta = (s: MapState, usage: Usage): void => {
   s.turn.lastUsage = { ...s.turn.lastUsage, ...usage }
 }
+
+/** A main-chat message's `message_delta` says why the model stopped: the API's own word, it wins. */
+export const noteStreamStop = (s: MapState, reason: string | null | undefined): void => {
+  if (reason) s.turn.stopReason = reason
+}
+
+/**
+ * A whole main-chat message's `stop_reason`: kept only while no delta said
+ * one this turn (2.1.332 streams every API message; its own error message
+ * after the last max_tokens retry is a whole message saying `stop_sequence`).
+ */
+export const noteMessageStop = (s: MapState, reason: string | null | undefined): void => {
+  if (reason && s.turn.stopReason === undefined) s.turn.stopReason = reason
+}
+
+/**
+ * The model's own stops: 2.1.332 retries a max_tokens answer three times and
+ * a refusal once, then ends the turn with its own "API Error: …" message, a
+ * `success` result with `is_error` and `terminal_reason: api_error`. That is
+ * the model's answer, not a failure of the run: Completed, with the reason.
+ */
+const MODEL_STOPS: ReadonlySet<string> = new Set(["max_tokens", "refusal"])
 
 /** A main-chat `assistant` frame: its usage, unless its message already streamed some. */
 export const noteAssistantUsage = (
@@ -120,6 +146,10 @@ const runUsage = (s: MapState, frame: ResultFrame): RunUsage => {
 }
 
 export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
+  // The main chat's last message's reason first: the result's is the CLI's error message's after retries.
+  const stopReason = s.turn.stopReason || frame.stop_reason || undefined
+  s.turn.stopReason = undefined
+  const modelStop = stopReason !== undefined && MODEL_STOPS.has(stopReason) && frame.subtype === "success"
   if (s.turn.compactPending) {
     s.turn.compactPending = false
     emit(s, out, undefined, { type: "Compacted", summary: s.turn.pendingSummary ?? "" })
@@ -128,12 +158,13 @@ export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
   out.signals.push({
     type: "result",
     subtype: frame.subtype,
-    isError: frame.is_error === true || frame.subtype !== "success",
+    isError: !modelStop && (frame.is_error === true || frame.subtype !== "success"),
     usage: runUsage(s, frame),
     // The CLI's own text, of any length: RunEnded.error and notices carry an excerpt.
     errors: (frame.errors ?? []).slice(0, MAX_ERRORS).map((error) => excerpt(error)),
     userMessageUuids: frame.user_message_uuids ?? (frame.user_message_uuid ? [frame.user_message_uuid] : []),
     ...(typeof frame.result === "string" ? { text: excerpt(frame.result) } : {}),
+    ...(stopReason ? { stopReason } : {}),
   })
 }
 
