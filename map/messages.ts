@@ -22,6 +22,7 @@ import {
 import { noteTaskModel, noteTaskText, onTaskUserText, type TaskUserFrame } from "./agents.ts"
 import { finishToolResults, startToolCall } from "./calls.ts"
 import { emit, emitTask, type MapState, newOut, type Out, type Reducer } from "./state.ts"
+import { noteTaskMessage, noteTurnMessage } from "./forget.ts"
 import { countBlocks, wasStreamed } from "./stream.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { type MainUserFrame, noteAssistantUsage, noteMessageStop, onMainUserText } from "./turn.ts"
@@ -50,6 +51,8 @@ const onAssistantMessage = (
     noteMessageStop(s, message.stop_reason)
   } else noteTaskModel(s, out, taskId, message.model)
   const base = countBlocks(s.stream, messageId, blocks.length)
+  if (taskId === undefined) noteTurnMessage(s, messageId)
+  else noteTaskMessage(s, taskId, messageId)
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i] as ContentBlock
     switch (block.type) {

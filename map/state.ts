@@ -77,6 +77,10 @@ export interface StreamSlice {
   readonly blockCounts: Map<string, number>
   /** The message id streaming now, per scope (`parent_tool_use_id`, "" for the main chat). */
   readonly streamMessage: Map<string, string>
+  /** The main chat's messages this turn, forgotten at its result (forget.ts). */
+  readonly turnMessages: Set<string>
+  /** Task id → the messages said in it, forgotten with the task (forget.ts). */
+  readonly taskMessages: Map<string, Set<string>>
 }
 
 export interface CallInfo {
@@ -133,7 +137,13 @@ export interface MapState {
 export const newMapState = (sessionId: string, model?: string): MapState => ({
   sessionId,
   model,
-  stream: { streamed: new Map(), blockCounts: new Map(), streamMessage: new Map() },
+  stream: {
+    streamed: new Map(),
+    blockCounts: new Map(),
+    streamMessage: new Map(),
+    turnMessages: new Set(),
+    taskMessages: new Map(),
+  },
   calls: { open: new Map(), outputLines: new Map(), taskLists: new Map() },
   agents: {
     tasks: new Map(),

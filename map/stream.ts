@@ -14,6 +14,7 @@
  */
 import type { StreamEvent } from "../wire.ts"
 import { emit, type MapState, type Out, type Reducer, type StreamSlice } from "./state.ts"
+import { noteTurnMessage } from "./forget.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { noteStreamStop, noteStreamDelta, noteStreamStart } from "./turn.ts"
 
@@ -115,6 +116,7 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
   const kind = kindOf(event)
   if (kind === undefined) return
   markStreamed(s.stream, messageId, event.index)
+  if (scope === "") noteTurnMessage(s, messageId)
   const text = textOf(event, kind)
   if (!text) return
   const taskId = frame.parent_tool_use_id

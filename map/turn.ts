@@ -34,6 +34,7 @@ import type {
   Usage,
 } from "../wire.ts"
 import { noteMainModel } from "./context-window.ts"
+import { forgetAtTurnEnd } from "./forget.ts"
 import { emit, type MapState, type Out, type Reducer } from "./state.ts"
 
 /** A main-chat message starts streaming: its usage so far. */
@@ -166,6 +167,7 @@ export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
     ...(typeof frame.result === "string" ? { text: excerpt(frame.result) } : {}),
     ...(stopReason ? { stopReason } : {}),
   })
+  forgetAtTurnEnd(s)
 }
 
 export const onRateLimit: Reducer<RateLimitEvent> = (s, frame, out) => {
