@@ -10,6 +10,7 @@
  */
 import { z } from "zod"
 import { isObject } from "./values.ts"
+import { compileCheck } from "./wire-check.ts"
 import { dropTooDeep, mayNestTooDeep, repairToFit, splitGlued } from "./wire-repair.ts"
 
 // ---------------------------------------------------------------------------
@@ -655,22 +656,27 @@ const stripped = (schema: z.ZodType): z.ZodType => {
       return schema
   }
 }
-const twins = new WeakMap<z.ZodType, z.ZodType>()
 /**
- * true when `value` fits `schema` (checked by its stripping twin, no copy made):
+ * true when `value` fits `schema` (its check compiled once, wire-check.ts; no copy made):
  * the caller keeps its own value, with every unknown field, typed by the schema.
  */
-export const conforms = <T extends z.ZodType>(schema: T, value: unknown): value is z.infer<T> => {
-  let twin = twins.get(schema)
-  if (twin === undefined) {
-    twin = stripped(schema)
-    twins.set(schema, twin)
-  }
-  return twin.safeParse(value).success
-}
+export const conforms = <T extends z.ZodType>(schema: T, value: unknown): value is z.infer<T> =>
+  compileCheck(schema)(value)
 
 const strippedAll = (table: Record<string, z.ZodType>): Record<string, z.ZodType> =>
   Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, stripped(schema)]))
+
+/** Every schema decodeValue checks a frame with, as written and as the twin it checks with (wire-check.test.ts). */
+export const frameSchemasChecked = (): ReadonlyArray<z.ZodType> => {
+  const written = [
+    ...Object.values(systemSchemas),
+    ...Object.values(controlRequestSchemas),
+    ...Object.values(frameSchemas),
+    OtherControlRequestFrame,
+    StreamEvent,
+  ]
+  return [...written, ...written.map(stripped)]
+}
 
 const systemValidators = strippedAll(systemSchemas)
 const controlRequestValidators = strippedAll(controlRequestSchemas)
@@ -796,7 +802,7 @@ export const decodeValue = (value: unknown, deep = true): Decoded => {
   if (type === "stream_event" && tooDeep.length === 0 && isStreamEvent(record))
     return { kind: "frame", frame: record }
   const validator = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
-  if (validator === undefined || validator.safeParse(record).success) {
+  if (validator === undefined || compileCheck(validator)(record)) {
     const frame = record as unknown as Frame
     return tooDeep.length === 0
       ? { kind: "frame", frame }
