@@ -171,6 +171,14 @@ const uncached = (schema: z.ZodType): Check => {
       return (value) => value === null || inner(value)
     }
     case "array": {
+      const leaf = leafOf(def.element as z.ZodType)
+      if (leaf === Leaf.Any) return Array.isArray
+      if (leaf !== Leaf.None)
+        return (value) => {
+          if (!Array.isArray(value)) return false
+          for (const item of value) if (!fits(leaf, item)) return false
+          return true
+        }
       const element = compileCheck(def.element as z.ZodType)
       return (value) => {
         if (!Array.isArray(value)) return false

@@ -112,38 +112,34 @@ const MAX_ERRORS = 5
 const count = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined
 
-/** `{ [key]: value }` for a count, `{}` for anything else. */
-const counted = <K extends string>(key: K, value: unknown): { [P in K]?: number } => {
-  const n = count(value)
-  return (n === undefined ? {} : { [key]: n }) as { [P in K]?: number }
-}
-
 const runUsage = (s: MapState, frame: ResultFrame): RunUsage => {
   const u = frame.usage ?? {}
-  const thinking = count(u.output_tokens_details?.thinking_tokens)
-  const window = count(contextWindow(s, frame))
   const last = s.turn.lastUsage
   const used =
     last === undefined
       ? undefined
-      : count(
-          (count(last.input_tokens) ?? 0) +
-            (count(last.cache_read_input_tokens) ?? 0) +
-            (count(last.cache_creation_input_tokens) ?? 0) +
-            (count(last.output_tokens) ?? 0),
-        )
-  return {
+      : (count(last.input_tokens) ?? 0) +
+        (count(last.cache_read_input_tokens) ?? 0) +
+        (count(last.cache_creation_input_tokens) ?? 0) +
+        (count(last.output_tokens) ?? 0)
+  // Filled in place, in the order the protocol lists them: a result comes every turn.
+  const usage: { -readonly [K in keyof RunUsage]: RunUsage[K] } = {
     input_tokens: count(u.input_tokens) ?? 0,
     output_tokens: count(u.output_tokens) ?? 0,
-    ...counted("cache_read_tokens", u.cache_read_input_tokens),
-    ...counted("cache_write_tokens", u.cache_creation_input_tokens),
-    ...counted("thinking_tokens", thinking),
-    ...counted("context_window", window),
-    ...counted("context_used", used),
-    ...counted("cost_usd", frame.total_cost_usd),
-    ...counted("duration_ms", frame.duration_ms),
-    ...counted("num_turns", frame.num_turns),
   }
+  const put = (key: Exclude<keyof RunUsage, "input_tokens" | "output_tokens">, value: unknown): void => {
+    const n = count(value)
+    if (n !== undefined) usage[key] = n
+  }
+  put("cache_read_tokens", u.cache_read_input_tokens)
+  put("cache_write_tokens", u.cache_creation_input_tokens)
+  put("thinking_tokens", u.output_tokens_details?.thinking_tokens)
+  put("context_window", contextWindow(s, frame))
+  put("context_used", used)
+  put("cost_usd", frame.total_cost_usd)
+  put("duration_ms", frame.duration_ms)
+  put("num_turns", frame.num_turns)
+  return usage
 }
 
 export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
@@ -177,14 +173,18 @@ export const onRateLimit: Reducer<RateLimitEvent> = (s, frame, out) => {
   out.signals.push({ type: "usage_limits", limits, ...(rejected === undefined ? {} : { rejected }) })
 }
 
-const skillNames = (skills: ReadonlyArray<unknown> | null | undefined): string[] =>
-  (skills ?? []).flatMap((skill) =>
-    typeof skill === "string"
-      ? [skill]
-      : typeof (skill as { name?: unknown })?.name === "string"
-        ? [(skill as { name: string }).name]
-        : [],
-  )
+/** Each skill's name (a string, or an object's `name`): a loop, as init comes every turn with long lists. */
+const skillNames = (skills: ReadonlyArray<unknown> | null | undefined): string[] => {
+  const names: string[] = []
+  if (!skills) return names
+  for (const skill of skills)
+    if (typeof skill === "string") names.push(skill)
+    else {
+      const name = (skill as { name?: unknown } | null)?.name
+      if (typeof name === "string") names.push(name)
+    }
+  return names
+}
 
 export const onInit: Reducer<SystemInit> = (s, frame, out) => {
   s.model = frame.model
