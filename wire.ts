@@ -10,7 +10,7 @@
  */
 import { z } from "zod"
 import { isObject } from "./values.ts"
-import { compileCheck } from "./wire-check.ts"
+import { type Check, compileCheck } from "./wire-check.ts"
 import { dropTooDeep, mayNestTooDeep, repairToFit, splitGlued } from "./wire-repair.ts"
 
 // ---------------------------------------------------------------------------
@@ -678,13 +678,25 @@ export const frameSchemasChecked = (): ReadonlyArray<z.ZodType> => {
   return [...written, ...written.map(stripped)]
 }
 
-const systemValidators = strippedAll(systemSchemas)
-const controlRequestValidators = strippedAll(controlRequestSchemas)
-const frameValidators = strippedAll(frameSchemas)
-const otherControlRequestValidator = stripped(OtherControlRequestFrame)
+/** A frame's schema as its twin (for repair's issues) and the check compiled from it (for every frame). */
+interface Validator {
+  readonly schema: z.ZodType
+  readonly check: Check
+}
+const validator = (schema: z.ZodType): Validator => {
+  const twin = stripped(schema)
+  return { schema: twin, check: compileCheck(twin) }
+}
+const validatorsOf = (table: Record<string, z.ZodType>): Record<string, Validator> =>
+  Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, validator(schema)]))
+
+const systemValidators = validatorsOf(systemSchemas)
+const controlRequestValidators = validatorsOf(controlRequestSchemas)
+const frameValidators = validatorsOf(frameSchemas)
+const otherControlRequestValidator = validator(OtherControlRequestFrame)
 
 /** The validator for a parsed object, or undefined when its type is not read. */
-const validatorOf = (value: Record<string, unknown>, type: string): z.ZodType | undefined => {
+const validatorOf = (value: Record<string, unknown>, type: string): Validator | undefined => {
   if (type === "system") {
     const subtype = value.subtype
     return typeof subtype === "string" && hasOwn.call(systemValidators, subtype)
@@ -771,7 +783,7 @@ export const isKnownFrame = (frame: Frame): frame is KnownFrame => {
   return hasOwn.call(frameSchemas, type)
 }
 
-const streamEventValidator = stripped(StreamEvent)
+const streamEventValidator = validator(StreamEvent)
 
 /** `type/subtype` of a frame, for its diagnostic (a control request's subtype sits in its body). */
 const labelOf = (record: Record<string, unknown>): string => {
@@ -792,24 +804,26 @@ const droppedText = (label: string, dropped: ReadonlyArray<string>): string =>
  * and mistyped fields are dropped, and the frame comes with one `problem`
  * saying so. `deep: false` skips the depth walk for a value known shallow.
  */
+const NOTHING_DROPPED: ReadonlyArray<string> = []
+
 export const decodeValue = (value: unknown, deep = true): Decoded => {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     return { kind: "error", message: "frame is not a JSON object" }
   const record = value as Record<string, unknown>
   const type = record.type
   if (typeof type !== "string") return { kind: "error", message: "frame has no type" }
-  const tooDeep = deep ? dropTooDeep(record) : []
+  const tooDeep = deep ? dropTooDeep(record) : NOTHING_DROPPED
   if (type === "stream_event" && tooDeep.length === 0 && isStreamEvent(record))
     return { kind: "frame", frame: record }
-  const validator = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
-  if (validator === undefined || compileCheck(validator)(record)) {
+  const checked = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
+  if (checked === undefined || checked.check(record)) {
     const frame = record as unknown as Frame
     return tooDeep.length === 0
       ? { kind: "frame", frame }
       : { kind: "frame", frame, problem: droppedText(labelOf(record), tooDeep.map(tooDeepText)) }
   }
   const label = labelOf(record)
-  const repaired = repairToFit(validator, record)
+  const repaired = repairToFit(checked.schema, record)
   if (repaired.ok)
     return {
       kind: "frame",

@@ -4,7 +4,8 @@
  *
  * Rules (CLI 2.1.332):
  * - a turn's main-chat messages are done at its `result` (their blocks all
- *   came before it): their block counts and stream keys go;
+ *   came before it): their block counts and stream keys go, at the first
+ *   result after `MESSAGE_BATCH` of them gathered;
  * - a finished task may still hear of itself (a SendMessage gives a finished
  *   agent more work, a workflow's record is read after its end, late frames
  *   of a stopped agent): the `KEEP_FINISHED` most recent finished top-level
@@ -22,7 +23,10 @@ export const KEEP_FINISHED = 32
 /** CLI task ids of unpublished kinds kept (past it, the oldest half goes). */
 export const MAX_IGNORED = 256
 
-/** A main-chat message of this turn: forgotten at its result. */
+/** Finished turns' messages forgotten together once this many have gathered. */
+export const MESSAGE_BATCH = 64
+
+/** A main-chat message of this turn: forgotten at a result (with the others gathered by then). */
 export const noteTurnMessage = (s: MapState, messageId: string): void => {
   s.stream.turnMessages.add(messageId)
 }
@@ -63,9 +67,11 @@ const dropNaming = (index: Map<string, string>, retired: ReadonlySet<string>): v
 
 /** The turn ended (its `result`): forget its messages and the tasks past the bound. */
 export const forgetAtTurnEnd = (s: MapState): void => {
-  forgetMessages(s, s.stream.turnMessages)
-  s.stream.turnMessages.clear()
-  s.stream.streamMessage.delete("")
+  // In batches: a map grown and emptied every turn is reallocated every turn.
+  if (s.stream.turnMessages.size >= MESSAGE_BATCH) {
+    forgetMessages(s, s.stream.turnMessages)
+    s.stream.turnMessages.clear()
+  }
   const { ignoredCliTasks } = s.agents
   if (ignoredCliTasks.size > MAX_IGNORED) {
     let drop = ignoredCliTasks.size - MAX_IGNORED / 2
@@ -88,6 +94,7 @@ export const forgetAtTurnEnd = (s: MapState): void => {
     const messages = stream.taskMessages.get(id)
     if (messages !== undefined) forgetMessages(s, messages)
     stream.taskMessages.delete(id)
+    stream.streamMessage.delete(id)
   }
   // Calls inside a forgotten task whose results never came (a stopped agent's).
   for (const [id, info] of calls.open)
