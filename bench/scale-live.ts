@@ -46,6 +46,8 @@ export interface LiveHeadline {
   readonly sessionHeapGrown: number
   readonly idlePerSession: number
   readonly startupAddedMs: number
+  /** The plugin's own share of a start, over a FakePeer (no CLI time in it). */
+  readonly startupOwnMs: number
   readonly turns: number
 }
 
@@ -137,14 +139,19 @@ export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
     "prompt to run end",
   )
 
-  const idle = runJson<{ sessions: number; before: number; after: number; perSession: number }>([
-    "--expose-gc",
-    sessionWorker,
-    "idle",
-    String(plan.idleSessions),
-  ])
+  const idle = runJson<{
+    sessions: number
+    before: number
+    after: number
+    perSession: number
+    ownStartMs: number
+  }>(["--expose-gc", sessionWorker, "idle", String(plan.idleSessions)])
   console.log(
     `\nidle sessions: heap after GC ${mb(idle.before)} with none, ${mb(idle.after)} with ${idle.sessions}: ${(idle.perSession / 1024).toFixed(1)} KB per session (target ≤ 2 MB)`,
+  )
+
+  console.log(
+    `  the plugin's own share of a start (to its initialize written, and from the answer to ready; FakePeer): median ${idle.ownStartMs.toFixed(2)} ms`,
   )
 
   const startup = await measureStartup(plan.startupRounds)
@@ -162,6 +169,7 @@ export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
     sessionHeapGrown: s.grown,
     idlePerSession: idle.perSession,
     startupAddedMs: added,
+    startupOwnMs: idle.ownStartMs,
     turns: plan.turns,
   }
 }
@@ -169,7 +177,7 @@ export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
 /** The headline's live part: `mapper <m>x JSON.parse at turn 10k, session …, idle …, startup +… ms`. */
 export const liveHeadline = (h: LiveHeadline): string => {
   const turnsAt = h.turns >= 1000 ? `${h.turns / 1000}k` : String(h.turns)
-  return `mapper ${h.mapper.toFixed(2)}x JSON.parse at turn ${turnsAt}, session ${h.sessionUs.toFixed(1)} µs/frame (${h.sessionDrift.toFixed(2)}x its first turns, heap +${(h.sessionHeapGrown / 1024 / 1024).toFixed(1)} MB), idle ${(h.idlePerSession / 1024).toFixed(0)} KB/session, startup +${h.startupAddedMs.toFixed(0)} ms`
+  return `mapper ${h.mapper.toFixed(2)}x JSON.parse at turn ${turnsAt}, session ${h.sessionUs.toFixed(1)} µs/frame (${h.sessionDrift.toFixed(2)}x its first turns, heap +${(h.sessionHeapGrown / 1024 / 1024).toFixed(1)} MB), idle ${(h.idlePerSession / 1024).toFixed(0)} KB/session, startup +${h.startupAddedMs.toFixed(0)} ms against the CLI by hand (plugin's own ${h.startupOwnMs.toFixed(1)} ms)`
 }
 
 export const main = async (args: ReadonlyArray<string>): Promise<void> => {

@@ -17,7 +17,10 @@
  *
  *   node --expose-gc scale-session.mjs idle <n>
  *     `n` sessions started (initialize answered) and left idle: the heap
- *     after GC with them against none, per session.
+ *     after GC with them against none, per session; and the plugin's own
+ *     share of each start (wall time from `makeSession` to its `initialize`
+ *     written, plus from the answer to the session ready; the CLI's time is
+ *     the FakePeer's, none), median.
  *
  * Prints one JSON line.
  */
@@ -95,13 +98,18 @@ const startSession = (sink: { events: number }, hostId: string) =>
       workflowRecord: { attempts: 1, delayMs: 0 },
     }
     const context = brokerContext(broker.api)
+    const started = performance.now()
     const session = yield* makeSession(setup).pipe(Effect.provideContext(context))
     const boot = yield* session.ensureProcess.pipe(Effect.provideContext(context), Effect.forkChild)
     const proc: FakeProcess = yield* peer.nextProcess
     const init = yield* proc.expectControl("initialize")
+    // The plugin's own share of startup: up to its initialize written, and from the answer to ready.
+    const asked = performance.now()
     yield* proc.respond(init.request_id, { models: [], commands: [] })
+    const answered = performance.now()
     yield* Fiber.join(boot).pipe(Effect.orDie)
-    return { session, proc, context }
+    const ownMs = asked - started + (performance.now() - answered)
+    return { session, proc, context, ownMs }
   })
 
 const live = (turns: number) =>
@@ -158,10 +166,17 @@ const idle = (n: number) =>
     // One first, so what every session shares (modules, compiled code) is in the baseline.
     yield* startSession(sink, "warm")
     const before = heapNow()
-    const held: unknown[] = []
+    const held: Array<{ ownMs: number }> = []
     for (let i = 0; i < n; i++) held.push(yield* startSession(sink, `idle-${i}`))
     const after = heapNow()
-    return { sessions: n, before, after, perSession: (after - before) / n, held: held.length }
+    const own = held.map((h) => h.ownMs).sort((a, b) => a - b)
+    return {
+      sessions: n,
+      before,
+      after,
+      perSession: (after - before) / n,
+      ownStartMs: own[Math.floor(own.length / 2)] ?? 0,
+    }
   })
 
 const count = Number(countArg ?? (mode === "idle" ? 100 : 10_000))
