@@ -59,12 +59,28 @@ export interface MapOutput {
   readonly signals: Signal[]
 }
 
-/** What one frame (or one call) produces: reducers append to it and return nothing. */
+/**
+ * What one frame (or one call) produces: reducers append to it (`emit`,
+ * `signal`) and return nothing. Most frames produce nothing: their output
+ * shares one frozen empty list of each kind, and a list is made at its first
+ * entry.
+ */
 export interface Out extends MapOutput {
   readonly runId: string | undefined
+  events: AgentEvent[]
+  signals: Signal[]
 }
 
-export const newOut = (runId: string | undefined): Out => ({ runId, events: [], signals: [] })
+const NO_EVENTS: AgentEvent[] = Object.freeze([]) as unknown as AgentEvent[]
+const NO_SIGNALS: Signal[] = Object.freeze([]) as unknown as Signal[]
+
+export const newOut = (runId: string | undefined): Out => ({ runId, events: NO_EVENTS, signals: NO_SIGNALS })
+
+/** Append one signal for the session. */
+export const signal = (out: Out, value: Signal): void => {
+  if (out.signals === NO_SIGNALS) out.signals = [value]
+  else out.signals.push(value)
+}
 
 /** A frame's handler: reads the frame, updates the state, appends to the output. */
 export type Reducer<F> = (s: MapState, frame: F, out: Out) => void
@@ -180,7 +196,8 @@ export const emit = (s: MapState, out: Out, taskId: string | undefined, body: Ev
   event.session_id = s.sessionId
   if (out.runId !== undefined) event.run_id = out.runId
   if (taskId !== undefined) event.task_id = taskId
-  out.events.push(event as unknown as AgentEvent)
+  if (out.events === NO_EVENTS) out.events = [event as unknown as AgentEvent]
+  else out.events.push(event as unknown as AgentEvent)
 }
 
 /** Append the task's snapshot, when it changed since the last one sent. */

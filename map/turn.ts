@@ -35,7 +35,7 @@ import type {
 } from "../wire.ts"
 import { noteMainModel } from "./context-window.ts"
 import { forgetAtTurnEnd } from "./forget.ts"
-import { emit, type MapState, type Out, type Reducer } from "./state.ts"
+import { emit, type MapState, type Out, type Reducer, signal } from "./state.ts"
 
 /** A main-chat message starts streaming: its usage so far. */
 export const noteStreamStart = (s: MapState, usage: Usage, messageId: string | undefined): void => {
@@ -152,7 +152,7 @@ export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
     emit(s, out, undefined, { type: "Compacted", summary: s.turn.pendingSummary ?? "" })
     s.turn.pendingSummary = undefined
   }
-  out.signals.push({
+  signal(out, {
     type: "result",
     subtype: frame.subtype,
     isError: !modelStop && (frame.is_error === true || frame.subtype !== "success"),
@@ -170,7 +170,7 @@ export const onRateLimit: Reducer<RateLimitEvent> = (s, frame, out) => {
   const limits = limitsFromRateLimitEvent(frame.rate_limit_info)
   const rejected = rejectionOf(frame.rate_limit_info)
   emit(s, out, undefined, { type: "UsageLimits", limits })
-  out.signals.push({ type: "usage_limits", limits, ...(rejected === undefined ? {} : { rejected }) })
+  signal(out, { type: "usage_limits", limits, ...(rejected === undefined ? {} : { rejected }) })
 }
 
 /** Each skill's name (a string, or an object's `name`): a loop, as init comes every turn with long lists. */
@@ -188,7 +188,7 @@ const skillNames = (skills: ReadonlyArray<unknown> | null | undefined): string[]
 
 export const onInit: Reducer<SystemInit> = (s, frame, out) => {
   s.model = frame.model
-  out.signals.push({
+  signal(out, {
     type: "init",
     model: frame.model,
     cliSessionId: frame.session_id ?? "",
@@ -200,7 +200,7 @@ export const onInit: Reducer<SystemInit> = (s, frame, out) => {
 }
 
 export const onState: Reducer<SessionStateChanged> = (_s, frame, out) => {
-  out.signals.push({ type: "state", state: frame.state })
+  signal(out, { type: "state", state: frame.state })
 }
 
 export const onStatus: Reducer<SystemStatus> = (s, frame, out) => {
@@ -209,7 +209,7 @@ export const onStatus: Reducer<SystemStatus> = (s, frame, out) => {
     ? `Compaction failed: ${excerpt(frame.compact_error)}`
     : "Compaction failed."
   emit(s, out, undefined, { type: "Notice", level: "error", text: message })
-  out.signals.push({ type: "compact_failed", message })
+  signal(out, { type: "compact_failed", message })
 }
 
 export const onCompactBoundary: Reducer<CompactBoundary> = (s, _frame, out) => {
