@@ -49,7 +49,9 @@ describe("depth", () => {
 
   it("gates on the count of openers", () => {
     expect(mayNestTooDeep('{"a":[1,2,{"b":3}]}')).toBe(false)
-    expect(mayNestTooDeep("[".repeat(MAX_DEPTH))).toBe(true)
+    expect(mayNestTooDeep(`${"[".repeat(MAX_DEPTH)}${"]".repeat(MAX_DEPTH)}`)).toBe(true)
+    // A parsed text's openers all close: one shorter than twice the bound is never scanned.
+    expect(mayNestTooDeep(`${"[".repeat(MAX_DEPTH - 1)}${"]".repeat(MAX_DEPTH - 1)}`)).toBe(false)
   })
 })
 

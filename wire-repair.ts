@@ -25,6 +25,8 @@ const pathText = (path: Path): string => (path.length === 0 ? "(frame)" : path.m
 
 /** Whether a JSON text of `line` could nest deeper than `MAX_DEPTH` (it has that many openers). */
 export const mayNestTooDeep = (line: string): boolean => {
+  // Every opener has its closer: a shorter line cannot hold that many.
+  if (line.length < 2 * MAX_DEPTH) return false
   let openers = 0
   for (let at = line.indexOf("{"); at !== -1; at = line.indexOf("{", at + 1))
     if (++openers >= MAX_DEPTH) return true

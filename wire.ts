@@ -10,6 +10,7 @@
  */
 import { z } from "zod"
 import { isObject } from "./values.ts"
+import { type Check, compileCheck } from "./wire-check.ts"
 import { dropTooDeep, mayNestTooDeep, repairToFit, splitGlued } from "./wire-repair.ts"
 
 // ---------------------------------------------------------------------------
@@ -52,6 +53,7 @@ export const ApiMessage = z.looseObject({
   role: optStr,
   content: MessageContent,
   usage: Usage.nullish(),
+  stop_reason: optStr,
 })
 export type ApiMessage = z.infer<typeof ApiMessage>
 
@@ -186,7 +188,9 @@ export const StreamEventBody = z.looseObject({
   index: optNum,
   message: z.looseObject({ id: optStr, model: optStr, usage: Usage.nullish() }).nullish(),
   content_block: z.looseObject({ type: str, id: optStr, name: optStr }).nullish(),
-  delta: z.looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr }).nullish(),
+  delta: z
+    .looseObject({ type: optStr, text: optStr, thinking: optStr, partial_json: optStr, stop_reason: optStr })
+    .nullish(),
   usage: Usage.nullish(),
 })
 export const StreamEvent = z.looseObject({
@@ -247,6 +251,8 @@ export const ResultFrame = z.looseObject({
   user_message_uuid: optStr,
   user_message_uuids: z.array(str).nullish(),
   terminal_reason: optStr,
+  // Why the model stopped on the turn's last message (2.1.332 sends it; older releases may not).
+  stop_reason: optStr,
   session_id: optStr,
 })
 export type ResultFrame = z.infer<typeof ResultFrame>
@@ -650,30 +656,47 @@ const stripped = (schema: z.ZodType): z.ZodType => {
       return schema
   }
 }
-const twins = new WeakMap<z.ZodType, z.ZodType>()
 /**
- * true when `value` fits `schema` (checked by its stripping twin, no copy made):
+ * true when `value` fits `schema` (its check compiled once, wire-check.ts; no copy made):
  * the caller keeps its own value, with every unknown field, typed by the schema.
  */
-export const conforms = <T extends z.ZodType>(schema: T, value: unknown): value is z.infer<T> => {
-  let twin = twins.get(schema)
-  if (twin === undefined) {
-    twin = stripped(schema)
-    twins.set(schema, twin)
-  }
-  return twin.safeParse(value).success
-}
+export const conforms = <T extends z.ZodType>(schema: T, value: unknown): value is z.infer<T> =>
+  compileCheck(schema)(value)
 
 const strippedAll = (table: Record<string, z.ZodType>): Record<string, z.ZodType> =>
   Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, stripped(schema)]))
 
-const systemValidators = strippedAll(systemSchemas)
-const controlRequestValidators = strippedAll(controlRequestSchemas)
-const frameValidators = strippedAll(frameSchemas)
-const otherControlRequestValidator = stripped(OtherControlRequestFrame)
+/** Every schema decodeValue checks a frame with, as written and as the twin it checks with (wire-check.test.ts). */
+export const frameSchemasChecked = (): ReadonlyArray<z.ZodType> => {
+  const written = [
+    ...Object.values(systemSchemas),
+    ...Object.values(controlRequestSchemas),
+    ...Object.values(frameSchemas),
+    OtherControlRequestFrame,
+    StreamEvent,
+  ]
+  return [...written, ...written.map(stripped)]
+}
+
+/** A frame's schema as its twin (for repair's issues) and the check compiled from it (for every frame). */
+interface Validator {
+  readonly schema: z.ZodType
+  readonly check: Check
+}
+const validator = (schema: z.ZodType): Validator => {
+  const twin = stripped(schema)
+  return { schema: twin, check: compileCheck(twin) }
+}
+const validatorsOf = (table: Record<string, z.ZodType>): Record<string, Validator> =>
+  Object.fromEntries(Object.entries(table).map(([key, schema]) => [key, validator(schema)]))
+
+const systemValidators = validatorsOf(systemSchemas)
+const controlRequestValidators = validatorsOf(controlRequestSchemas)
+const frameValidators = validatorsOf(frameSchemas)
+const otherControlRequestValidator = validator(OtherControlRequestFrame)
 
 /** The validator for a parsed object, or undefined when its type is not read. */
-const validatorOf = (value: Record<string, unknown>, type: string): z.ZodType | undefined => {
+const validatorOf = (value: Record<string, unknown>, type: string): Validator | undefined => {
   if (type === "system") {
     const subtype = value.subtype
     return typeof subtype === "string" && hasOwn.call(systemValidators, subtype)
@@ -738,7 +761,8 @@ const isStreamEvent = (value: Record<string, unknown>): value is StreamEvent => 
       isOptStr(delta.type) &&
       isOptStr(delta.text) &&
       isOptStr(delta.thinking) &&
-      isOptStr(delta.partial_json))
+      isOptStr(delta.partial_json) &&
+      isOptStr(delta.stop_reason))
   )
 }
 
@@ -759,7 +783,7 @@ export const isKnownFrame = (frame: Frame): frame is KnownFrame => {
   return hasOwn.call(frameSchemas, type)
 }
 
-const streamEventValidator = stripped(StreamEvent)
+const streamEventValidator = validator(StreamEvent)
 
 /** `type/subtype` of a frame, for its diagnostic (a control request's subtype sits in its body). */
 const labelOf = (record: Record<string, unknown>): string => {
@@ -780,24 +804,26 @@ const droppedText = (label: string, dropped: ReadonlyArray<string>): string =>
  * and mistyped fields are dropped, and the frame comes with one `problem`
  * saying so. `deep: false` skips the depth walk for a value known shallow.
  */
+const NOTHING_DROPPED: ReadonlyArray<string> = []
+
 export const decodeValue = (value: unknown, deep = true): Decoded => {
   if (typeof value !== "object" || value === null || Array.isArray(value))
     return { kind: "error", message: "frame is not a JSON object" }
   const record = value as Record<string, unknown>
   const type = record.type
   if (typeof type !== "string") return { kind: "error", message: "frame has no type" }
-  const tooDeep = deep ? dropTooDeep(record) : []
+  const tooDeep = deep ? dropTooDeep(record) : NOTHING_DROPPED
   if (type === "stream_event" && tooDeep.length === 0 && isStreamEvent(record))
     return { kind: "frame", frame: record }
-  const validator = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
-  if (validator === undefined || validator.safeParse(record).success) {
+  const checked = type === "stream_event" ? streamEventValidator : validatorOf(record, type)
+  if (checked === undefined || checked.check(record)) {
     const frame = record as unknown as Frame
     return tooDeep.length === 0
       ? { kind: "frame", frame }
       : { kind: "frame", frame, problem: droppedText(labelOf(record), tooDeep.map(tooDeepText)) }
   }
   const label = labelOf(record)
-  const repaired = repairToFit(validator, record)
+  const repaired = repairToFit(checked.schema, record)
   if (repaired.ok)
     return {
       kind: "frame",

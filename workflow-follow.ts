@@ -10,7 +10,10 @@
  *   records are held until the mapper knows the agent's task.
  * - At the end, the run's record is read (`output_file`, else the copy
  *   beside the session, with retries: the CLI writes it late) off the reader
- *   fiber, then handed to the mapper.
+ *   fiber, then handed to the mapper; then the workflow is let go (its tail,
+ *   its held records), and a late signal for it is ignored (the newest
+ *   `MAX_DONE` finished ids are remembered), so a session that runs
+ *   workflow after workflow keeps none of them and stops polling.
  */
 import { Effect, type Fiber } from "effect"
 import type { Mapper, Signal } from "./map.ts"
@@ -35,7 +38,7 @@ export interface WorkflowFollower {
   readonly onSignal: (signal: Extract<Signal, { type: "workflow" }>) => Effect.Effect<void, never, Fs>
   /** Map what every running workflow's agent files gained since the last look. */
   readonly poll: Effect.Effect<void, never, Fs>
-  /** true while any workflow was seen (polling costs a listing per frame). */
+  /** true while a workflow is followed (polling costs a listing per frame). */
   readonly active: () => boolean
 }
 
@@ -50,8 +53,22 @@ interface FollowedWorkflow {
   finished: boolean
 }
 
+/** Finished workflows' ids remembered against late signals; past it the oldest half goes. */
+export const MAX_DONE = 256
+
 export const makeWorkflowFollower = (options: WorkflowFollowerOptions): WorkflowFollower => {
   const workflows = new Map<string, FollowedWorkflow>()
+  const done = new Set<string>()
+  const letGo = (taskId: string): void => {
+    workflows.delete(taskId)
+    done.add(taskId)
+    if (done.size <= MAX_DONE) return
+    let drop = MAX_DONE / 2
+    for (const id of done) {
+      if (drop-- <= 0) break
+      done.delete(id)
+    }
+  }
 
   const pollOne = (followed: FollowedWorkflow) =>
     Effect.gen(function* () {
@@ -86,10 +103,12 @@ export const makeWorkflowFollower = (options: WorkflowFollowerOptions): Workflow
       )
       yield* options.emitAll(options.mapper().finishWorkflow(followed.taskId, record, options.runId()))
       yield* pollOne(followed)
+      letGo(followed.taskId)
     })
 
   const onSignal = (signal: Extract<Signal, { type: "workflow" }>) =>
     Effect.gen(function* () {
+      if (done.has(signal.taskId)) return
       const followed: FollowedWorkflow = workflows.get(signal.taskId) ?? {
         taskId: signal.taskId,
         finished: false,

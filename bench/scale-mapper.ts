@@ -21,18 +21,20 @@ const turns = Number(process.argv[2] ?? 10_000)
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error("run with --expose-gc")
 
+const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16}(?:_[A-Za-z0-9]+)*)\b/g
+// Each recording's ids made its own first: the scenarios share the scripted model's ids.
 const base = readdirSync("testdata")
   .filter((d) => existsSync(`testdata/${d}/stdout.jsonl`))
   .sort()
-  .flatMap((d) =>
+  .flatMap((d, k) =>
     readFileSync(`testdata/${d}/stdout.jsonl`, "utf8")
       .split("\n")
-      .filter((l) => l.trim() !== ""),
+      .filter((l) => l.trim() !== "")
+      .map((l) => l.replace(ids, `$1_s${k}`)),
   )
 const isResult = (line: string) => (JSON.parse(line) as { type?: unknown }).type === "result"
 const turnsPerRep = base.filter(isResult).length
 const reps = Math.ceil(turns / turnsPerRep)
-const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16})\b/g
 
 const cpuNow = (): number => {
   const u = process.cpuUsage()

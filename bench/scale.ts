@@ -14,9 +14,10 @@
  * - list: list_sessions over 1,000, 10,000 and 50,000 sessions, cold (no
  *   summary cache), warm (the cache the cold run wrote) and a cold first
  *   page of 50, against the file-system calls of a cold list alone;
- * - mapper: one mapper over 10,000 turns of recorded frames, per-frame cost
- *   against JSON.parse at the start and at the end, heap after GC along the
- *   way (bench/scale-mapper.ts).
+ * - live (bench/scale-live.ts): one mapper, and one session over a
+ *   FakePeer, through 10,000 turns of recorded frames, per-frame cost against
+ *   JSON.parse at the start and at the end, heap after GC along the way; idle
+ *   sessions' heap per session; startup against the CLI spawned by hand.
  *
  * Each measured call is a fresh process (bench/scale-worker.ts, bundled by
  * esbuild); a point runs its reader and its floor in turn, RUNS rounds, and a
@@ -28,7 +29,8 @@
  *   npm run bench -- scale --clean     delete the scale corpora
  *
  * Last line: `scale: read <r>x floor at 1 GB (<p> MB peak), list <l>x floor
- * at 50k, mapper <m>x JSON.parse at turn 10k`.
+ * at 50k, mapper <m>x JSON.parse at turn 10k, session <s> µs/frame (…),
+ * idle <i> KB/session, startup +<t> ms`.
  */
 import { spawnSync } from "node:child_process"
 import { mkdirSync, rmSync } from "node:fs"
@@ -36,6 +38,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import type { Sample } from "./sample.ts"
+import { FULL_LIVE, liveHeadline, liveSeries, QUICK_LIVE } from "./scale-live.ts"
 import {
   cleanScaleCorpus,
   ensureHugeRecord,
@@ -75,10 +78,9 @@ const median = (xs: ReadonlyArray<number>): number => {
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const fixed = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
 
-const buildWorkers = async (): Promise<{ worker: string; mapper: string }> => {
+const buildWorkers = async (): Promise<{ worker: string }> => {
   mkdirSync(workDir, { recursive: true })
   const worker = join(workDir, "scale-worker.mjs")
-  const mapper = join(workDir, "scale-mapper.mjs")
   const common = {
     bundle: true,
     platform: "node",
@@ -87,8 +89,7 @@ const buildWorkers = async (): Promise<{ worker: string; mapper: string }> => {
     logLevel: "error",
   } as const
   await build({ ...common, entryPoints: [join(repoRoot, "bench/scale-worker.ts")], outfile: worker })
-  await build({ ...common, entryPoints: [join(repoRoot, "bench/scale-mapper.ts")], outfile: mapper })
-  return { worker, mapper }
+  return { worker }
 }
 
 const spawnJson = <A>(args: ReadonlyArray<string>, env: Record<string, string> = {}): A => {
@@ -126,7 +127,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     return
   }
   const plan = args.includes("--quick") ? QUICK : FULL
-  const { worker, mapper } = await buildWorkers()
+  const { worker } = await buildWorkers()
   const call =
     (mode: string, ...rest: string[]) =>
     () =>
@@ -198,40 +199,12 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     )
   }
 
-  // --- mapper ---------------------------------------------------------------
-  const live = spawnJson<{
-    framesPerRep: number
-    turnsPerRep: number
-    reps: number
-    turns: number
-    parseMs: number[]
-    mapMs: number[]
-    heap: Array<{ turn: number; bytes: number }>
-  }>(["--expose-gc", mapper, String(plan.turns)])
-  const window = Math.max(1, Math.floor(live.reps / 10))
-  const ratioOf = (from: number, to: number) =>
-    median(live.mapMs.slice(from, to).map((m, i) => m / (live.parseMs[from + i] ?? m)))
-  const perFrame = (xs: number[], from: number, to: number) =>
-    `${((median(xs.slice(from, to)) * 1e6) / live.framesPerRep).toFixed(0)} ns`
-  const first = ratioOf(0, window)
-  const last = ratioOf(live.reps - window, live.reps)
-  console.log(
-    `\nmapper: ${live.turns} turns (${live.reps} repetitions of ${live.framesPerRep} recorded frames, ${live.turnsPerRep} turns each), one mapper`,
-  )
-  console.log(
-    `  first ${window} repetitions: decode + map ${perFrame(live.mapMs, 0, window)}/frame, JSON.parse ${perFrame(live.parseMs, 0, window)}/frame, ${first.toFixed(2)}x`,
-  )
-  console.log(
-    `  last ${window} repetitions:  decode + map ${perFrame(live.mapMs, live.reps - window, live.reps)}/frame, JSON.parse ${perFrame(live.parseMs, live.reps - window, live.reps)}/frame, ${last.toFixed(2)}x`,
-  )
-  console.log(`  heap after GC by turn: ${live.heap.map((h) => `${h.turn}: ${mb(h.bytes)}`).join(", ")}`)
-  const grown = (live.heap.at(-1)?.bytes ?? 0) - (live.heap[1]?.bytes ?? 0)
-  console.log(`  heap grown from the first point to the last: ${mb(grown)}`)
+  // --- live: mapper, session, idle sessions, startup (bench/scale-live.ts) ---
+  const live = await liveSeries(plan === QUICK ? QUICK_LIVE : FULL_LIVE)
 
   const size = readAtLargest.mb >= 1000 ? `${readAtLargest.mb / 1000} GB` : `${readAtLargest.mb} MB`
   const count = listAtLargest.count >= 1000 ? `${listAtLargest.count / 1000}k` : String(listAtLargest.count)
-  const turnsAt = plan.turns >= 1000 ? `${plan.turns / 1000}k` : String(plan.turns)
   console.log(
-    `scale: read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak), list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}, mapper ${last.toFixed(2)}x JSON.parse at turn ${turnsAt}`,
+    `scale: read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak), list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}, ${liveHeadline(live)}`,
   )
 }

@@ -11,7 +11,16 @@ import { afterEach, describe, expect, it } from "vitest"
 import { makeAcpAgent } from "../host/acp/agent.ts"
 import { mcpEnvSetter } from "../host/acp/mcp.ts"
 import { choose, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
-import { gate, hang, type Scenario, stall, text, thinking, toolUse } from "../testkit/model-server.ts"
+import {
+  gate,
+  hang,
+  message,
+  type Scenario,
+  stall,
+  text,
+  thinking,
+  toolUse,
+} from "../testkit/model-server.ts"
 import { closeWorldsAfterEach, startWorld, toolResultText, type World } from "./harness.ts"
 
 let world: World | undefined
@@ -257,6 +266,24 @@ describe("the ACP agent against the real CLI", () => {
       .at(-1)
     expect(JSON.stringify(shown?.content)).toContain("3 files.")
     expect(c.text(sessionId)).not.toContain("3 files.")
+  })
+
+  it("a turn the model ends max_tokens ends max_tokens, a refused one refusal, the next end_turn", async () => {
+    // Each prompt picks the reason; the CLI's retries (its own user message) keep the prompt's.
+    let reason: string | undefined
+    const { c, sessionId } = await start({
+      main: [],
+      exhausted: (_conversation, req) => {
+        const said = req.lastUserText()
+        if (said.includes("Write a lot")) reason = "max_tokens"
+        else if (said.includes("Cross a line")) reason = "refusal"
+        else if (said.includes("Say fine")) reason = undefined
+        return reason === undefined ? [text("Fine.")] : message([text("Cut short")], { stopReason: reason })
+      },
+    })
+    expect((await prompt(c, sessionId, "Write a lot")).stopReason).toBe("max_tokens")
+    expect((await prompt(c, sessionId, "Cross a line")).stopReason).toBe("refusal")
+    expect((await prompt(c, sessionId, "Say fine")).stopReason).toBe("end_turn")
   })
 
   it("cancel during a long Bash answers cancelled within 10 s, and the next prompt works", async () => {

@@ -22,9 +22,10 @@ import {
 import { noteTaskModel, noteTaskText, onTaskUserText, type TaskUserFrame } from "./agents.ts"
 import { finishToolResults, startToolCall } from "./calls.ts"
 import { emit, emitTask, type MapState, newOut, type Out, type Reducer } from "./state.ts"
+import { noteTaskMessage, noteTurnMessage } from "./forget.ts"
 import { countBlocks, wasStreamed } from "./stream.ts"
 import { taskOfFrame } from "./tasks.ts"
-import { type MainUserFrame, noteAssistantUsage, onMainUserText } from "./turn.ts"
+import { type MainUserFrame, noteAssistantUsage, noteMessageStop, onMainUserText } from "./turn.ts"
 
 const textOfContent = (content: string | ReadonlyArray<ContentBlock>): string | undefined => {
   if (typeof content === "string") return content
@@ -45,9 +46,13 @@ const onAssistantMessage = (
   const messageId = message.id ?? fallbackId
   const blocks: ReadonlyArray<ContentBlock> =
     typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
-  if (taskId === undefined) noteAssistantUsage(s, messageId, message.usage, message.model)
-  else noteTaskModel(s, out, taskId, message.model)
+  if (taskId === undefined) {
+    noteAssistantUsage(s, messageId, message.usage, message.model)
+    noteMessageStop(s, message.stop_reason)
+  } else noteTaskModel(s, out, taskId, message.model)
   const base = countBlocks(s.stream, messageId, blocks.length)
+  if (taskId === undefined) noteTurnMessage(s, messageId)
+  else noteTaskMessage(s, taskId, messageId)
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i] as ContentBlock
     switch (block.type) {

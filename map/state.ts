@@ -26,6 +26,8 @@ export type Signal =
       readonly userMessageUuids: string[]
       /** The result's text, as an excerpt (bounds.ts): the session shows it only as a failed run's error. */
       readonly text?: string
+      /** Why the model stopped (end_turn, max_tokens, refusal, …): `RunEnded.stop_reason`. */
+      readonly stopReason?: string
     }
   | { readonly type: "state"; readonly state: string }
   | {
@@ -57,12 +59,28 @@ export interface MapOutput {
   readonly signals: Signal[]
 }
 
-/** What one frame (or one call) produces: reducers append to it and return nothing. */
+/**
+ * What one frame (or one call) produces: reducers append to it (`emit`,
+ * `signal`) and return nothing. Most frames produce nothing: their output
+ * shares one frozen empty list of each kind, and a list is made at its first
+ * entry.
+ */
 export interface Out extends MapOutput {
   readonly runId: string | undefined
+  events: AgentEvent[]
+  signals: Signal[]
 }
 
-export const newOut = (runId: string | undefined): Out => ({ runId, events: [], signals: [] })
+const NO_EVENTS: AgentEvent[] = Object.freeze([]) as unknown as AgentEvent[]
+const NO_SIGNALS: Signal[] = Object.freeze([]) as unknown as Signal[]
+
+export const newOut = (runId: string | undefined): Out => ({ runId, events: NO_EVENTS, signals: NO_SIGNALS })
+
+/** Append one signal for the session. */
+export const signal = (out: Out, value: Signal): void => {
+  if (out.signals === NO_SIGNALS) out.signals = [value]
+  else out.signals.push(value)
+}
 
 /** A frame's handler: reads the frame, updates the state, appends to the output. */
 export type Reducer<F> = (s: MapState, frame: F, out: Out) => void
@@ -75,6 +93,10 @@ export interface StreamSlice {
   readonly blockCounts: Map<string, number>
   /** The message id streaming now, per scope (`parent_tool_use_id`, "" for the main chat). */
   readonly streamMessage: Map<string, string>
+  /** The main chat's messages this turn, forgotten at its result (forget.ts). */
+  readonly turnMessages: Set<string>
+  /** Task id → the messages said in it, forgotten with the task (forget.ts). */
+  readonly taskMessages: Map<string, Set<string>>
 }
 
 export interface CallInfo {
@@ -104,6 +126,8 @@ export interface AgentIndex {
   readonly ignoredCliTasks: Set<string>
   /** Tasks whose opening prompt was seen (it is the task's own prompt, not a message in it). */
   readonly promptSeen: Set<string>
+  /** The task count at which forget.ts next looks for finished tasks to forget. */
+  retireAt: number
 }
 
 /** The main chat's last usage (context used) and a compaction in flight. */
@@ -114,6 +138,8 @@ export interface TurnSlice {
   pendingSummary: string | undefined
   /** A boundary that came before its summary. */
   compactPending: boolean
+  /** The main chat's last stop reason this turn (`message_delta`, or a whole message that has one). */
+  stopReason: string | undefined
 }
 
 export interface MapState {
@@ -129,7 +155,13 @@ export interface MapState {
 export const newMapState = (sessionId: string, model?: string): MapState => ({
   sessionId,
   model,
-  stream: { streamed: new Map(), blockCounts: new Map(), streamMessage: new Map() },
+  stream: {
+    streamed: new Map(),
+    blockCounts: new Map(),
+    streamMessage: new Map(),
+    turnMessages: new Set(),
+    taskMessages: new Map(),
+  },
   calls: { open: new Map(), outputLines: new Map(), taskLists: new Map() },
   agents: {
     tasks: new Map(),
@@ -138,12 +170,14 @@ export const newMapState = (sessionId: string, model?: string): MapState => ({
     routes: new Map(),
     ignoredCliTasks: new Set(),
     promptSeen: new Set(),
+    retireAt: 0,
   },
   turn: {
     lastUsage: undefined,
     lastUsageMessage: undefined,
     pendingSummary: undefined,
     compactPending: false,
+    stopReason: undefined,
   },
 })
 
@@ -162,7 +196,8 @@ export const emit = (s: MapState, out: Out, taskId: string | undefined, body: Ev
   event.session_id = s.sessionId
   if (out.runId !== undefined) event.run_id = out.runId
   if (taskId !== undefined) event.task_id = taskId
-  out.events.push(event as unknown as AgentEvent)
+  if (out.events === NO_EVENTS) out.events = [event as unknown as AgentEvent]
+  else out.events.push(event as unknown as AgentEvent)
 }
 
 /** Append the task's snapshot, when it changed since the last one sent. */

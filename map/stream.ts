@@ -14,8 +14,9 @@
  */
 import type { StreamEvent } from "../wire.ts"
 import { emit, type MapState, type Out, type Reducer, type StreamSlice } from "./state.ts"
+import { noteTurnMessage } from "./forget.ts"
 import { taskOfFrame } from "./tasks.ts"
-import { noteStreamDelta, noteStreamStart } from "./turn.ts"
+import { noteStreamStop, noteStreamDelta, noteStreamStart } from "./turn.ts"
 
 /** Messages whose block counts and stream keys are kept; past this the oldest half is forgotten. */
 export const MAX_MESSAGES = 4096
@@ -100,7 +101,9 @@ export const onStreamEvent: Reducer<StreamEvent> = (s, frame, out) => {
     case "content_block_delta":
       return onBlockEvent(s, frame, out, scope)
     case "message_delta":
-      if (scope === "" && event.usage) noteStreamDelta(s, event.usage)
+      if (scope !== "") return
+      if (event.usage) noteStreamDelta(s, event.usage)
+      noteStreamStop(s, event.delta?.stop_reason)
       return
   }
 }
@@ -113,6 +116,7 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
   const kind = kindOf(event)
   if (kind === undefined) return
   markStreamed(s.stream, messageId, event.index)
+  if (scope === "") noteTurnMessage(s, messageId)
   const text = textOf(event, kind)
   if (!text) return
   const taskId = frame.parent_tool_use_id

@@ -12,7 +12,11 @@
  * - a rate limit is an event for the host and a signal for the session (which
  *   blocks the run on a rejection; only the `result` ends it);
  * - usage reaches the run only as finite numbers (context_used included),
- *   and the CLI's error texts only as bounded excerpts.
+ *   and the CLI's error texts only as bounded excerpts;
+ * - the run's stop reason is the main chat's last `message_delta`'s, else
+ *   its last whole message's, else the result's (which, after the CLI's
+ *   max_tokens retries, names its own error message's `stop_sequence`);
+ *   a max_tokens or refusal end is the model's answer, not a failure.
  */
 import { excerpt } from "../bounds.ts"
 import { limitsFromRateLimitEvent } from "../limits.ts"
@@ -30,7 +34,8 @@ import type {
   Usage,
 } from "../wire.ts"
 import { noteMainModel } from "./context-window.ts"
-import { emit, type MapState, type Out, type Reducer } from "./state.ts"
+import { forgetAtTurnEnd } from "./forget.ts"
+import { emit, type MapState, type Out, type Reducer, signal } from "./state.ts"
 
 /** A main-chat message starts streaming: its usage so far. */
 export const noteStreamStart = (s: MapState, usage: Usage, messageId: string | undefined): void => {
@@ -42,6 +47,28 @@ export const noteStreamStart = (s: MapState, usage: Usage, messageId: string | u
 export const noteStreamDelta = (s: MapState, usage: Usage): void => {
   s.turn.lastUsage = { ...s.turn.lastUsage, ...usage }
 }
+
+/** A main-chat message's `message_delta` says why the model stopped: the API's own word, it wins. */
+export const noteStreamStop = (s: MapState, reason: string | null | undefined): void => {
+  if (reason) s.turn.stopReason = reason
+}
+
+/**
+ * A whole main-chat message's `stop_reason`: kept only while no delta said
+ * one this turn (2.1.332 streams every API message; its own error message
+ * after the last max_tokens retry is a whole message saying `stop_sequence`).
+ */
+export const noteMessageStop = (s: MapState, reason: string | null | undefined): void => {
+  if (reason && s.turn.stopReason === undefined) s.turn.stopReason = reason
+}
+
+/**
+ * The model's own stops: 2.1.332 retries a max_tokens answer three times and
+ * a refusal once, then ends the turn with its own "API Error: …" message, a
+ * `success` result with `is_error` and `terminal_reason: api_error`. That is
+ * the model's answer, not a failure of the run: Completed, with the reason.
+ */
+const MODEL_STOPS: ReadonlySet<string> = new Set(["max_tokens", "refusal"])
 
 /** A main-chat `assistant` frame: its usage, unless its message already streamed some. */
 export const noteAssistantUsage = (
@@ -85,77 +112,83 @@ const MAX_ERRORS = 5
 const count = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined
 
-/** `{ [key]: value }` for a count, `{}` for anything else. */
-const counted = <K extends string>(key: K, value: unknown): { [P in K]?: number } => {
-  const n = count(value)
-  return (n === undefined ? {} : { [key]: n }) as { [P in K]?: number }
-}
-
 const runUsage = (s: MapState, frame: ResultFrame): RunUsage => {
   const u = frame.usage ?? {}
-  const thinking = count(u.output_tokens_details?.thinking_tokens)
-  const window = count(contextWindow(s, frame))
   const last = s.turn.lastUsage
   const used =
     last === undefined
       ? undefined
-      : count(
-          (count(last.input_tokens) ?? 0) +
-            (count(last.cache_read_input_tokens) ?? 0) +
-            (count(last.cache_creation_input_tokens) ?? 0) +
-            (count(last.output_tokens) ?? 0),
-        )
-  return {
+      : (count(last.input_tokens) ?? 0) +
+        (count(last.cache_read_input_tokens) ?? 0) +
+        (count(last.cache_creation_input_tokens) ?? 0) +
+        (count(last.output_tokens) ?? 0)
+  // Filled in place, in the order the protocol lists them: a result comes every turn.
+  const usage: { -readonly [K in keyof RunUsage]: RunUsage[K] } = {
     input_tokens: count(u.input_tokens) ?? 0,
     output_tokens: count(u.output_tokens) ?? 0,
-    ...counted("cache_read_tokens", u.cache_read_input_tokens),
-    ...counted("cache_write_tokens", u.cache_creation_input_tokens),
-    ...counted("thinking_tokens", thinking),
-    ...counted("context_window", window),
-    ...counted("context_used", used),
-    ...counted("cost_usd", frame.total_cost_usd),
-    ...counted("duration_ms", frame.duration_ms),
-    ...counted("num_turns", frame.num_turns),
   }
+  const put = (key: Exclude<keyof RunUsage, "input_tokens" | "output_tokens">, value: unknown): void => {
+    const n = count(value)
+    if (n !== undefined) usage[key] = n
+  }
+  put("cache_read_tokens", u.cache_read_input_tokens)
+  put("cache_write_tokens", u.cache_creation_input_tokens)
+  put("thinking_tokens", u.output_tokens_details?.thinking_tokens)
+  put("context_window", contextWindow(s, frame))
+  put("context_used", used)
+  put("cost_usd", frame.total_cost_usd)
+  put("duration_ms", frame.duration_ms)
+  put("num_turns", frame.num_turns)
+  return usage
 }
 
 export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
+  // The main chat's last message's reason first: the result's is the CLI's error message's after retries.
+  const stopReason = s.turn.stopReason || frame.stop_reason || undefined
+  s.turn.stopReason = undefined
+  const modelStop = stopReason !== undefined && MODEL_STOPS.has(stopReason) && frame.subtype === "success"
   if (s.turn.compactPending) {
     s.turn.compactPending = false
     emit(s, out, undefined, { type: "Compacted", summary: s.turn.pendingSummary ?? "" })
     s.turn.pendingSummary = undefined
   }
-  out.signals.push({
+  signal(out, {
     type: "result",
     subtype: frame.subtype,
-    isError: frame.is_error === true || frame.subtype !== "success",
+    isError: !modelStop && (frame.is_error === true || frame.subtype !== "success"),
     usage: runUsage(s, frame),
     // The CLI's own text, of any length: RunEnded.error and notices carry an excerpt.
     errors: (frame.errors ?? []).slice(0, MAX_ERRORS).map((error) => excerpt(error)),
     userMessageUuids: frame.user_message_uuids ?? (frame.user_message_uuid ? [frame.user_message_uuid] : []),
     ...(typeof frame.result === "string" ? { text: excerpt(frame.result) } : {}),
+    ...(stopReason ? { stopReason } : {}),
   })
+  forgetAtTurnEnd(s)
 }
 
 export const onRateLimit: Reducer<RateLimitEvent> = (s, frame, out) => {
   const limits = limitsFromRateLimitEvent(frame.rate_limit_info)
   const rejected = rejectionOf(frame.rate_limit_info)
   emit(s, out, undefined, { type: "UsageLimits", limits })
-  out.signals.push({ type: "usage_limits", limits, ...(rejected === undefined ? {} : { rejected }) })
+  signal(out, { type: "usage_limits", limits, ...(rejected === undefined ? {} : { rejected }) })
 }
 
-const skillNames = (skills: ReadonlyArray<unknown> | null | undefined): string[] =>
-  (skills ?? []).flatMap((skill) =>
-    typeof skill === "string"
-      ? [skill]
-      : typeof (skill as { name?: unknown })?.name === "string"
-        ? [(skill as { name: string }).name]
-        : [],
-  )
+/** Each skill's name (a string, or an object's `name`): a loop, as init comes every turn with long lists. */
+const skillNames = (skills: ReadonlyArray<unknown> | null | undefined): string[] => {
+  const names: string[] = []
+  if (!skills) return names
+  for (const skill of skills)
+    if (typeof skill === "string") names.push(skill)
+    else {
+      const name = (skill as { name?: unknown } | null)?.name
+      if (typeof name === "string") names.push(name)
+    }
+  return names
+}
 
 export const onInit: Reducer<SystemInit> = (s, frame, out) => {
   s.model = frame.model
-  out.signals.push({
+  signal(out, {
     type: "init",
     model: frame.model,
     cliSessionId: frame.session_id ?? "",
@@ -167,7 +200,7 @@ export const onInit: Reducer<SystemInit> = (s, frame, out) => {
 }
 
 export const onState: Reducer<SessionStateChanged> = (_s, frame, out) => {
-  out.signals.push({ type: "state", state: frame.state })
+  signal(out, { type: "state", state: frame.state })
 }
 
 export const onStatus: Reducer<SystemStatus> = (s, frame, out) => {
@@ -176,7 +209,7 @@ export const onStatus: Reducer<SystemStatus> = (s, frame, out) => {
     ? `Compaction failed: ${excerpt(frame.compact_error)}`
     : "Compaction failed."
   emit(s, out, undefined, { type: "Notice", level: "error", text: message })
-  out.signals.push({ type: "compact_failed", message })
+  signal(out, { type: "compact_failed", message })
 }
 
 export const onCompactBoundary: Reducer<CompactBoundary> = (s, _frame, out) => {

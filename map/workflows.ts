@@ -22,7 +22,7 @@ import {
   workflowResultText,
 } from "../workflow.ts"
 import { type TaskNotification, type TaskProgress, type TaskStarted, WorkflowRecord } from "../wire.ts"
-import { emitTask, type MapState, type Out } from "./state.ts"
+import { emitTask, type MapState, type Out, signal } from "./state.ts"
 
 /** The workflow task of a Workflow call, created on first sight. */
 const workflowState = (s: MapState, callId: string): TaskState => {
@@ -57,7 +57,7 @@ export const launchWorkflow = (s: MapState, out: Out, callId: string, toolUseRes
   }
   state.background = true
   emitTask(s, out, state)
-  out.signals.push({
+  signal(out, {
     type: "workflow",
     taskId: callId,
     ...(launch.runId ? { runId: launch.runId } : {}),
@@ -125,7 +125,7 @@ export const onWorkflowNotification = (
   frame: TaskNotification,
 ): void => {
   emitTask(s, out, state)
-  out.signals.push({
+  signal(out, {
     type: "workflow",
     taskId: state.id,
     ...(state.workflow?.run_id ? { runId: state.workflow.run_id } : {}),

@@ -32,6 +32,8 @@ const FENCE_SIZE = 16
 export interface RunEnd {
   readonly usage?: RunUsage | undefined
   readonly error?: string | undefined
+  /** Why the model stopped (the result's, else its last message's): `RunEnded.stop_reason`. */
+  readonly stopReason?: string | undefined
 }
 
 export interface RunLedger {
@@ -117,6 +119,7 @@ export const makeRunLedger = (
         outcome,
         ...(extra.usage ? { usage: extra.usage } : {}),
         ...(extra.error ? { error: extra.error } : {}),
+        ...(extra.stopReason ? { stop_reason: extra.stopReason } : {}),
         ...(target.deliveryIds.length > 0 ? { delivery_ids: [...target.deliveryIds] } : {}),
       })
       if (onEnded) yield* ctx.fork(onEnded())
@@ -165,7 +168,7 @@ export const makeRunLedger = (
         outcome === "Failed"
           ? signal.errors?.filter((e) => e.trim() !== "").join("; ") || signal.text || signal.subtype
           : undefined
-      yield* end(current, outcome, { usage: signal.usage, error })
+      yield* end(current, outcome, { usage: signal.usage, error, stopReason: signal.stopReason })
     })
 
   const closeCurrent = Effect.suspend(() => {

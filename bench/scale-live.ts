@@ -1,0 +1,186 @@
+/**
+ * The scaling benchmark's live half (issue 20), printed by `npm run bench --
+ * scale` after its history series, or alone by `npm run bench -- scale-live`
+ * (`--quick` for 1,000 turns). Each series beside its floor, in one run:
+ *
+ * - mapper: one mapper over 10,000 turns of recorded frames against
+ *   JSON.parse of the same lines, first and last repetitions, heap after GC
+ *   (bench/scale-mapper.ts, a process of its own);
+ * - session: the same turns through the plugin's session (prompt written,
+ *   frames read by its line transport, decoded, mapped, events emitted, run
+ *   ended) over a FakePeer, per frame first and last, heap after GC
+ *   (bench/scale-session.ts `live`);
+ * - idle: the heap after GC of N idle sessions against none, per session
+ *   (bench/scale-session.ts `idle`; target ≤ 2 MB);
+ * - startup: create_session → the CLI's initialize answer against the same
+ *   CLI spawned by hand with the same flags, interleaved, medians
+ *   (bench/scale-startup.ts; target ≤ 20 ms added).
+ *
+ * Returns the headline's parts; `main` prints
+ * `scale-live: mapper <m>x JSON.parse at turn 10k, session <s> µs/frame …`.
+ */
+import { spawnSync } from "node:child_process"
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { build } from "esbuild"
+import { measureStartup } from "./scale-startup.ts"
+
+const repoRoot = join(import.meta.dirname, "..")
+const workDir = join(repoRoot, "node_modules/.cache/scale-live")
+
+export interface LivePlan {
+  readonly turns: number
+  readonly idleSessions: number
+  readonly startupRounds: number
+}
+export const FULL_LIVE: LivePlan = { turns: 10_000, idleSessions: 100, startupRounds: 7 }
+export const QUICK_LIVE: LivePlan = { turns: 1000, idleSessions: 20, startupRounds: 3 }
+
+export interface LiveHeadline {
+  /** decode + map against JSON.parse over the last repetitions. */
+  readonly mapper: number
+  /** The session's µs per frame over the last repetitions, and its ratio to the first. */
+  readonly sessionUs: number
+  readonly sessionDrift: number
+  /** Heap after GC grown from the first point to the last, session series. */
+  readonly sessionHeapGrown: number
+  readonly idlePerSession: number
+  readonly startupAddedMs: number
+  /** The plugin's own share of a start, over a FakePeer (no CLI time in it). */
+  readonly startupOwnMs: number
+  readonly turns: number
+}
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] as number
+}
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MB`
+
+const bundle = async (name: string): Promise<string> => {
+  mkdirSync(workDir, { recursive: true })
+  const outfile = join(workDir, `${name}.mjs`)
+  await build({
+    entryPoints: [join(repoRoot, `bench/${name}.ts`)],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+  })
+  return outfile
+}
+
+const runJson = <A>(args: ReadonlyArray<string>): A => {
+  const child = spawnSync(process.execPath, args, {
+    cwd: repoRoot,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  })
+  const line = child.stdout.trim().split("\n").pop() ?? ""
+  if (child.status !== 0 || !line.startsWith("{"))
+    throw new Error(`${args.join(" ")} failed (exit ${child.status}):\n${child.stderr}\n${child.stdout}`)
+  return JSON.parse(line) as A
+}
+
+interface Series {
+  readonly framesPerRep: number
+  readonly turnsPerRep: number
+  readonly reps: number
+  readonly turns: number
+  readonly parseMs: number[]
+  readonly heap: Array<{ turn: number; bytes: number }>
+}
+
+/** Median over a window of repetitions of one series' cost, per frame, and against JSON.parse. */
+const windowed = (s: Series, costMs: number[], from: number, to: number) => ({
+  perFrameNs: (median(costMs.slice(from, to)) * 1e6) / s.framesPerRep,
+  parseNs: (median(s.parseMs.slice(from, to)) * 1e6) / s.framesPerRep,
+  ratio: median(costMs.slice(from, to).map((m, i) => m / (s.parseMs[from + i] ?? m))),
+})
+
+const printSeries = (label: string, s: Series, costMs: number[], what: string) => {
+  const window = Math.max(1, Math.floor(s.reps / 10))
+  const first = windowed(s, costMs, 0, window)
+  const last = windowed(s, costMs, s.reps - window, s.reps)
+  const ns = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} µs` : `${x.toFixed(0)} ns`)
+  console.log(
+    `\n${label}: ${s.turns} turns (${s.reps} repetitions of ${s.framesPerRep} recorded frames, ${s.turnsPerRep} turns each)`,
+  )
+  console.log(
+    `  first ${window} repetitions: ${what} ${ns(first.perFrameNs)}/frame, JSON.parse ${ns(first.parseNs)}/frame, ${first.ratio.toFixed(2)}x`,
+  )
+  console.log(
+    `  last ${window} repetitions:  ${what} ${ns(last.perFrameNs)}/frame, JSON.parse ${ns(last.parseNs)}/frame, ${last.ratio.toFixed(2)}x`,
+  )
+  console.log(`  heap after GC by turn: ${s.heap.map((h) => `${h.turn}: ${mb(h.bytes)}`).join(", ")}`)
+  const grown = (s.heap.at(-1)?.bytes ?? 0) - (s.heap[1]?.bytes ?? 0)
+  console.log(`  heap grown from the first point to the last: ${mb(grown)}`)
+  return { first, last, grown }
+}
+
+export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
+  const [mapperWorker, sessionWorker] = await Promise.all([bundle("scale-mapper"), bundle("scale-session")])
+
+  const mapper = runJson<Series & { mapMs: number[] }>(["--expose-gc", mapperWorker, String(plan.turns)])
+  const m = printSeries("mapper, one session", mapper, mapper.mapMs, "decode + map")
+
+  const session = runJson<Series & { turnMs: number[] }>([
+    "--expose-gc",
+    sessionWorker,
+    "live",
+    String(plan.turns),
+  ])
+  const s = printSeries(
+    "session (session.ts over a FakePeer), one session",
+    session,
+    session.turnMs,
+    "prompt to run end",
+  )
+
+  const idle = runJson<{
+    sessions: number
+    before: number
+    after: number
+    perSession: number
+    ownStartMs: number
+  }>(["--expose-gc", sessionWorker, "idle", String(plan.idleSessions)])
+  console.log(
+    `\nidle sessions: heap after GC ${mb(idle.before)} with none, ${mb(idle.after)} with ${idle.sessions}: ${(idle.perSession / 1024).toFixed(1)} KB per session (target ≤ 2 MB)`,
+  )
+
+  console.log(
+    `  the plugin's own share of a start (to its initialize written, and from the answer to ready; FakePeer): median ${idle.ownStartMs.toFixed(2)} ms`,
+  )
+
+  const startup = await measureStartup(plan.startupRounds)
+  const added = median(startup.plugin.map((p, i) => p - (startup.raw[i] ?? p)))
+  console.log(
+    `\nstartup (create_session → initialize answer), ${startup.plugin.length} interleaved rounds: plugin median ${median(startup.plugin).toFixed(0)} ms, CLI by hand ${median(startup.raw).toFixed(0)} ms, added ${added.toFixed(0)} ms (median of per-round differences; target ≤ 20 ms)`,
+  )
+  console.log(
+    `  per round: ${startup.plugin.map((p, i) => `${p.toFixed(0)}/${(startup.raw[i] ?? 0).toFixed(0)}`).join(" ")} ms`,
+  )
+  return {
+    mapper: m.last.ratio,
+    sessionUs: s.last.perFrameNs / 1000,
+    sessionDrift: s.last.perFrameNs / s.first.perFrameNs,
+    sessionHeapGrown: s.grown,
+    idlePerSession: idle.perSession,
+    startupAddedMs: added,
+    startupOwnMs: idle.ownStartMs,
+    turns: plan.turns,
+  }
+}
+
+/** The headline's live part: `mapper <m>x JSON.parse at turn 10k, session …, idle …, startup +… ms`. */
+export const liveHeadline = (h: LiveHeadline): string => {
+  const turnsAt = h.turns >= 1000 ? `${h.turns / 1000}k` : String(h.turns)
+  return `mapper ${h.mapper.toFixed(2)}x JSON.parse at turn ${turnsAt}, session ${h.sessionUs.toFixed(1)} µs/frame (${h.sessionDrift.toFixed(2)}x its first turns, heap +${(h.sessionHeapGrown / 1024 / 1024).toFixed(1)} MB), idle ${(h.idlePerSession / 1024).toFixed(0)} KB/session, startup +${h.startupAddedMs.toFixed(0)} ms against the CLI by hand (plugin's own ${h.startupOwnMs.toFixed(1)} ms)`
+}
+
+export const main = async (args: ReadonlyArray<string>): Promise<void> => {
+  const headline = await liveSeries(args.includes("--quick") ? QUICK_LIVE : FULL_LIVE)
+  console.log(`scale-live: ${liveHeadline(headline)}`)
+}
