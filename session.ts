@@ -250,6 +250,7 @@ export const makeOwnedSession = <R>(
     const replays = makeUnreadReplay({
       ctx,
       runs,
+      pickup,
       processes: () => processes,
       admission,
       cliId: () => conversation.current().cliId,

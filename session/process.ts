@@ -98,8 +98,10 @@ export interface ProcessOptions {
   readonly awaitingUser: () => boolean
   /** Start a process again after an abort (the owner serializes it with prompts). */
   readonly relaunch: Effect.Effect<void>
-  /** The process died: did it leave a prompt unread, which the owner now replays? */
-  readonly unread: (state: LiveProcess) => Effect.Effect<boolean, never, Broker>
+  /** The process died: the owner's replay of a prompt it left unread, if any (started after the exit's reports). */
+  readonly unread: (
+    state: LiveProcess,
+  ) => Effect.Effect<Effect.Effect<void, never, Broker> | undefined, never, Broker>
 }
 
 /** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
@@ -146,14 +148,16 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       yield* state.channel.failAll(error)
       if (proc !== state) return
       proc = undefined
+      const run = runs.current()
+      // A prompt the process died without reading: the owner writes it to a new one instead
+      // (decided first, so its input is held back from this process's unknown reports).
+      const replay = !state.stopping && run && !run.cancelling ? yield* options.unread(state) : undefined
       yield* reportUnknown(options, "the Claude Code process ended before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process ended")
       if (state.stopping) return
-      const run = runs.current()
       const resumes = `${error.message}. The next prompt resumes the conversation.`
-      // A prompt the process died without reading: the owner writes it to a new one instead.
-      if (run && !run.cancelling && (yield* options.unread(state))) return
+      if (replay) return yield* replay
       if (run) {
         const cancelled = run.cancelling
         yield* runs.end(run, cancelled ? "Cancelled" : "Failed", cancelled ? {} : { error: error.message })
