@@ -1220,6 +1220,21 @@ describe("faults: a prompt the dying process never read (issue 13)", () => {
       { stored: () => Effect.succeed(false) },
     ))
 
+  it("is on disk from its write until its report (undelivered:<session>), for a restarted plugin to report", () =>
+    run(({ broker, proc, session, events }) =>
+      Effect.gen(function* () {
+        const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+        const user = yield* proc.expect((f) => f.type === "user")
+        expect(broker.storage.get(`undelivered:${HOST_ID}`)).toEqual([
+          { uuid: user.uuid, delivery_id: "d1", run_id: a.run_id },
+        ])
+        yield* proc.send(result([String(user.uuid)], { begun_message_ids: ["msg_1"] }))
+        yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+        expect(ofType(events, "input_delivery")).toMatchObject([{ state: "picked_up" }])
+        expect(broker.storage.has(`undelivered:${HOST_ID}`)).toBe(false)
+      }),
+    ))
+
   it("is not written again when the transcript holds it", () =>
     run(
       ({ proc, session, events, peer }) =>

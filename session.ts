@@ -8,6 +8,7 @@
  * - session/runs.ts: the run ledger (open, end once, cancel watchdog, fence, delivery ids).
  * - session/mcp-bridge.ts: the host's plugin tools as the CLI's SDK MCP server.
  * - session/process.ts: launch, exit, stop; session/frames.ts: every frame routed.
+ * - session/pickup.ts: pickup evidence; session/undelivered.ts: its durable record.
  * - workflow-follow.ts: dynamic workflows' agent files, read while they run.
  *
  * Rules: a prompt during a run steers it (`priority: "next"`); cancel
@@ -40,6 +41,7 @@ import type {
 import { makeCancels } from "./session/cancel.ts"
 import { makeConversationStart, type Recovery } from "./session/conversation.ts"
 import { makeUnreadReplay } from "./session/replay.ts"
+import { forgettingReported, makeUndeliveredRecord, undeliveredEntry } from "./session/undelivered.ts"
 import { assembleParts } from "./session/parts.ts"
 import { type PreparedLaunch, type ProcessKeeper, reportUnknown } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
@@ -212,10 +214,12 @@ export const makeOwnedSession = <R>(
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
     const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
+    const undelivered = makeUndeliveredRecord(sid)
+    const emit = forgettingReported(undelivered, setup.emit, services)
     const { ctx, runs, approvals, processes, unknown, pickup, notice } = yield* assembleParts({
       sid,
       log,
-      emit: setup.emit,
+      emit,
       sessionScope,
       services,
       mapper: setup.makeMapper(setup.start.cliId),
@@ -281,6 +285,8 @@ export const makeOwnedSession = <R>(
       const current = steering ? running : yield* runs.open(params.deliveryId ? [params.deliveryId] : [])
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
+      // On disk before the write: a plugin or host that dies after it still owes the host a report.
+      yield* undelivered.add(undeliveredEntry(uuid, params.deliveryId, current.id))
       pickup.written({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
       const input = { uuid, deliveryId: params.deliveryId, run: current, frame: userFrame(content, uuid) }
