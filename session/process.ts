@@ -171,6 +171,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       if (state.stopping || state.exited || proc !== state) return
       state.stopping = true
       proc = undefined
+      // Its exit comes after `proc` moved on, so it reports nothing: the inputs it had are unknown now.
+      yield* reportUnknown(options, "Claude Code stopped answering before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process stopped answering")
       const run = runs.current()
