@@ -1235,6 +1235,19 @@ describe("faults: a prompt the dying process never read (issue 13)", () => {
       }),
     ))
 
+  it("an input still waiting when the session closes is reported unknown once, and forgotten on disk", () =>
+    run(({ broker, proc, session, events }) =>
+      Effect.gen(function* () {
+        const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+        yield* proc.expect((f) => f.type === "user")
+        yield* session.close
+        expect(ofType(events, "input_delivery")).toEqual([
+          expect.objectContaining({ input_uuid: a.input_uuid, state: "unknown", delivery_id: "d1" }),
+        ])
+        expect(broker.storage.has(`undelivered:${HOST_ID}`)).toBe(false)
+      }),
+    ))
+
   it("is not written again when the transcript holds it", () =>
     run(
       ({ proc, session, events, peer }) =>

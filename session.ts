@@ -20,7 +20,8 @@
  * never wrote starts anew under the same id, and the host is told. A prompt
  * whose write finds the process gone is written once more to a new process
  * (same uuid and delivery id). Close settles every open approval and
- * question and fails an `initialize` in flight at once.
+ * question, fails an `initialize` in flight at once, and reports `unknown`
+ * each input still waiting (its process's exit may be cut short by the close).
  * The owner's record of the session (`own`) is built from the LiveSession
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
@@ -324,6 +325,7 @@ export const makeOwnedSession = <R>(
       // Closing lets the reader finish what the process already wrote (a last result).
       yield* Scope.close(sessionScope, Exit.void)
       yield* runs.closeCurrent
+      yield* reportUnknown({ ctx, pickup, runs }, "the session closed before the model took it")
     })
 
     const session: LiveSession = {

@@ -16,7 +16,10 @@
  *   session/silence.ts; or an `interrupt` left unanswered) is aborted: its
  *   run ends at once (Failed, or Cancelled when cancel was under way) with a
  *   notice saying why, the process is killed and a new one is started on
- *   the conversation.
+ *   the conversation. Its waiting inputs are reported unknown at the abort:
+ *   its exit comes after the session moved on, and reports nothing.
+ * - Inputs a process had and never showed the model took are reported
+ *   unknown at its exit, except one a replay carries to the next process.
  * - Abandon (close): every waiter, `initialize` included, fails at once.
  */
 import { type Context, Effect, Exit, Scope } from "effect"
@@ -171,7 +174,6 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       if (state.stopping || state.exited || proc !== state) return
       state.stopping = true
       proc = undefined
-      // Its exit comes after `proc` moved on, so it reports nothing: the inputs it had are unknown now.
       yield* reportUnknown(options, "Claude Code stopped answering before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process stopped answering")
