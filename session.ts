@@ -21,7 +21,8 @@
  * whose write finds the process gone is written once more to a new process
  * (same uuid and delivery id). Close settles every open approval and
  * question, fails an `initialize` in flight at once, and reports `unknown`
- * each input still waiting (its process's exit may be cut short by the close).
+ * each input still waiting (its process's exit may be cut short by the
+ * close), a replay's held one included.
  * The owner's record of the session (`own`) is built from the LiveSession
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
@@ -325,7 +326,7 @@ export const makeOwnedSession = <R>(
       // Closing lets the reader finish what the process already wrote (a last result).
       yield* Scope.close(sessionScope, Exit.void)
       yield* runs.closeCurrent
-      yield* reportUnknown({ ctx, pickup, runs }, "the session closed before the model took it")
+      yield* reportUnknown({ ctx, pickup, runs }, "the session closed before the model took it", true)
     })
 
     const session: LiveSession = {

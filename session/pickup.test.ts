@@ -194,4 +194,16 @@ describe("pickup evidence", () => {
     expect(tracker.onFrame({ type: "stream_event", user_message_uuids: [U1], event: {} })).toEqual([])
     expect(tracker.waiting()).toEqual([])
   })
+
+  it("the session's end reports held inputs too (a replay that will never run)", () => {
+    const tracker = makePickupTracker()
+    tracker.written(input(U1))
+    tracker.written(input(U2))
+    tracker.hold(U1)
+    expect(tracker.processEnded("closed", true).map((r) => [r.input.uuid, r.state])).toEqual([
+      [U2, "unknown"],
+      [U1, "unknown"],
+    ])
+    expect(tracker.release(U1, "late")).toEqual([])
+  })
 })

@@ -72,8 +72,8 @@ export interface PickupTracker {
   readonly release: (uuid: string, reason: string) => DeliveryReport[]
   /** One stdout frame: the reports it proves. */
   readonly onFrame: (frame: unknown) => DeliveryReport[]
-  /** The process ended (or was stopped): every input still waiting (not held) is unknown. */
-  readonly processEnded: (reason: string) => DeliveryReport[]
+  /** The process ended (or was stopped): every input still waiting is unknown; held ones too when the session ends. */
+  readonly processEnded: (reason: string, alsoHeld?: boolean) => DeliveryReport[]
   /** The inputs still waiting for evidence. */
   readonly waiting: () => ReadonlyArray<WrittenInput>
 }
@@ -180,8 +180,12 @@ export const makePickupTracker = (): PickupTracker => {
       return [{ input, state: "unknown", reason }]
     },
     onFrame,
-    processEnded: (reason) => {
+    processEnded: (reason, alsoHeld = false) => {
       requested = []
+      if (alsoHeld) {
+        for (const [uuid, input] of held) pending.set(uuid, input)
+        held.clear()
+      }
       return settle([...pending.keys()], "unknown", { reason })
     },
     waiting: () => [...pending.values()],

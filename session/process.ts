@@ -131,11 +131,12 @@ const watchSilence = (
 export const reportUnknown = (
   options: Pick<ProcessOptions, "ctx" | "pickup" | "runs">,
   reason: string,
+  alsoHeld = false,
 ): Effect.Effect<void> =>
   Effect.suspend(() =>
     options.ctx.emitAll(
       options.pickup
-        .processEnded(reason)
+        .processEnded(reason, alsoHeld)
         .map((report) => deliveryEvent(options.ctx.sid, report, options.runs.current()?.id)),
     ),
   )
