@@ -22,7 +22,8 @@
  * (same uuid and delivery id). Close settles every open approval and
  * question, fails an `initialize` in flight at once, and reports `unknown`
  * each input still waiting (its process's exit may be cut short by the
- * close), a replay's held one included.
+ * close), a replay's held one included. Every input is in the durable
+ * record (session/undelivered.ts) from before its write to its report.
  * The owner's record of the session (`own`) is built from the LiveSession
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
@@ -287,7 +288,6 @@ export const makeOwnedSession = <R>(
       const current = steering ? running : yield* runs.open(params.deliveryId ? [params.deliveryId] : [])
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
-      // On disk before the write: a plugin or host that dies after it still owes the host a report.
       yield* undelivered.add(undeliveredEntry(uuid, params.deliveryId, current.id))
       pickup.written({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
@@ -327,6 +327,7 @@ export const makeOwnedSession = <R>(
       yield* Scope.close(sessionScope, Exit.void)
       yield* runs.closeCurrent
       yield* reportUnknown({ ctx, pickup, runs }, "the session closed before the model took it", true)
+      yield* undelivered.settled
     })
 
     const session: LiveSession = {

@@ -35,8 +35,10 @@ describe("the undelivered record", () => {
           { uuid: "u2", run_id: "r1" },
         ])
         yield* record.forget("u1")
+        yield* record.settled
         expect(broker.storage.get(undeliveredKey("s1"))).toEqual([{ uuid: "u2", run_id: "r1" }])
         yield* record.forget("u2")
+        yield* record.settled
         expect(broker.storage.has(undeliveredKey("s1"))).toBe(false)
         expect(undeliveredKey("s1").startsWith("cache:")).toBe(false)
       }).pipe(Effect.provideContext(brokerContext(broker.api))),

@@ -8,15 +8,18 @@
  * record proves a write, not consumption), then forgets it.
  *
  * Rules it keeps:
- * - an input is recorded before its stdin write and forgotten after its
- *   report went out, so a crash between the two reports it again rather
+ * - an input is recorded before its stdin write (awaited) and forgotten
+ *   after its report went out (in the background: the event stream never
+ *   waits for storage), so a crash between the two reports it again rather
  *   than never (a second `unknown` is the safe side);
- * - one write at a time per session, each of the whole list;
+ * - one write at a time per session, in order, each of the whole list;
+ *   `settled` waits for the ones queued (a closing session's, before the
+ *   next opening reads the record);
  * - bounded: at most `UNDELIVERED_CAP` inputs per session, the oldest
  *   dropped first (a live session has one or two waiting at a time);
  * - not a `cache:` key: deleting caches must not lose what the host is owed.
  */
-import { type Context, Effect, Semaphore } from "effect"
+import { type Context, Deferred, Effect, Semaphore } from "effect"
 import { z } from "zod"
 import { Storage } from "../sdk/plugin-api.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
@@ -32,14 +35,17 @@ const Entries = z.array(z.unknown())
 export interface UndeliveredRecord {
   /** An input about to be written (awaited: it is on disk before the write). */
   readonly add: (entry: UndeliveredEntry) => Effect.Effect<void, never, Storage>
-  /** Its report went out: forget it (nothing is written for an input it never held). */
+  /** Its report went out: forget it, written behind (nothing is written for an input it never held). */
   readonly forget: (uuid: string) => Effect.Effect<void, never, Storage>
+  /** Every write queued so far is done. */
+  readonly settled: Effect.Effect<void>
 }
 
 /** The record of one session as this process writes it; it starts empty (`takeUndelivered` ran first). */
 export const makeUndeliveredRecord = (hostId: string): UndeliveredRecord => {
   const lock = Semaphore.makeUnsafe(1)
   let entries: UndeliveredEntry[] = []
+  let last: Deferred.Deferred<void> | undefined
   const save = Effect.gen(function* () {
     const storage = yield* Storage
     yield* entries.length === 0
@@ -55,13 +61,18 @@ export const makeUndeliveredRecord = (hostId: string): UndeliveredRecord => {
         }),
       ),
     forget: (uuid) =>
-      lock.withPermits(1)(
-        Effect.suspend(() => {
-          if (!entries.some((e) => e.uuid === uuid)) return Effect.void
-          entries = entries.filter((e) => e.uuid !== uuid)
-          return save
-        }),
-      ),
+      Effect.suspend(() => {
+        if (!entries.some((e) => e.uuid === uuid)) return Effect.void
+        entries = entries.filter((e) => e.uuid !== uuid)
+        const done = Deferred.makeUnsafe<void>()
+        last = done
+        // Detached: a write queued by a closing session still lands. Each writes the whole list as it
+        // then is, so the last one queued leaves the final state: `settled` waits for that one.
+        return lock
+          .withPermits(1)(save)
+          .pipe(Effect.ensuring(Deferred.succeed(done, undefined)), Effect.forkDetach, Effect.asVoid)
+      }),
+    settled: Effect.suspend(() => (last ? Deferred.await(last) : Effect.void)),
   }
 }
 
