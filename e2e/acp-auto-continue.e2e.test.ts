@@ -107,6 +107,16 @@ describe("continue at the reset, through the ACP server", () => {
       prompt: [{ type: "text", text: "more" }],
     })
     expect(next.stopReason).toBe("end_turn")
+    // The prompt's answer names what its delivery report names.
+    const named = metaOf(next)
+    expect(named).toEqual({ deliveryId: expect.any(String), inputUuid: expect.any(String) })
+    expect(c.of(sessionId, "session_info_update").map(metaOf)).toContainEqual({
+      inputDelivery: expect.objectContaining({
+        inputUuid: named.inputUuid,
+        deliveryId: named.deliveryId,
+        state: "picked_up",
+      }),
+    })
     expect(lines(c, sessionId, "agent_message_chunk").at(-1)).toBe("And on.")
     expect(lines(c, sessionId, "user_message_chunk")).toEqual(["continue"])
     expect(w.server.requests.filter((r) => r.conversation === "main")).toHaveLength(3)

@@ -600,6 +600,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       const usage = end.kind === "ended" ? end.event.usage : undefined
       return {
         stopReason: stopReasonOf(end),
+        // What names this prompt in `_meta.claudeCode.inputDelivery` (updates.ts).
+        _meta: { claudeCode: { deliveryId, ...(accepted.input_uuid && { inputUuid: accepted.input_uuid }) } },
         ...(usage && {
           usage: {
             inputTokens: usage.input_tokens,
