@@ -46,7 +46,8 @@ describe("continue at the reset, through the ACP server", () => {
     world = await startWorld(
       {
         main: [
-          rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
+          // Computed at the request, not at the world's start: a loaded machine must not eat the seconds ahead.
+          () => rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
           message([text("Continued after the reset.")], {
             headers: rateLimitHeaders({ status: "allowed", utilization: 0.1 }),
           }),

@@ -239,7 +239,8 @@ describe("recovery facts against the real CLI", () => {
     world = await startWorld(
       {
         main: [
-          rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
+          // Computed at the request, not at the world's start: a loaded machine must not eat the seconds ahead.
+          () => rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
           message([text("Continued after the reset.")], {
             headers: rateLimitHeaders({ status: "allowed", utilization: 0.1 }),
           }),
@@ -307,7 +308,7 @@ describe("recovery facts against the real CLI", () => {
 
   it("a gateway credential's rejection is held: its account is not identified", async () => {
     world = await startWorld(
-      { main: [rateLimited({ retryAfter: 1, resetInSeconds: 2 }), [text("never sent")]] },
+      { main: [() => rateLimited({ retryAfter: 1, resetInSeconds: 2 }), [text("never sent")]] },
       { env: { CLAUDE_CODE_MAX_RETRIES: "0", ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN } },
     )
     const w = world
