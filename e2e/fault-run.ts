@@ -59,11 +59,12 @@ export interface FaultResult {
 }
 
 /** The claude process of the world (the session's). */
-const claudePid = (w: World): number | undefined =>
-  w.host.processes().find((p) => p.command === "claude")?.pid
+/** The session's own CLI (its id on the command line), never a `claude --version` the agent runs meanwhile. */
+const claudePid = (w: World, sessionId: string): number | undefined =>
+  w.host.processes().find((p) => p.command === "claude" && p.args.includes(sessionId))?.pid
 
-const signalClaude = (w: World, signal: "SIGKILL" | "SIGSTOP") => {
-  const pid = claudePid(w)
+const signalClaude = (w: World, signal: "SIGKILL" | "SIGSTOP", sessionId: string) => {
+  const pid = claudePid(w, sessionId)
   if (pid === undefined) throw new Error("no claude process to signal")
   process.kill(pid, signal)
 }
@@ -164,8 +165,8 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
         () => "opened",
         () => "launch failed",
       )
-      await eventually(() => claudePid(w) !== undefined, 10_000)
-      if (c.signal) signalClaude(w, c.signal)
+      await eventually(() => claudePid(w, sessionId) !== undefined, 10_000)
+      if (c.signal) signalClaude(w, c.signal, sessionId)
       at = Date.now()
       if (c.action === "close") await call("closeSession", { sessionId })
       outcome = await withTimeout(creating, c.expect.withinMs + 10_000, "createSession to settle")
@@ -176,7 +177,7 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
       const accepted: { run_id: string } = await call("prompt", { sessionId, text: FIRST })
       runId = accepted.run_id
       await c.until(w, sessionId)
-      if (c.signal) signalClaude(w, c.signal)
+      if (c.signal) signalClaude(w, c.signal, sessionId)
       at = Date.now()
       const ended = w.waitFor(sessionId, "RunEnded", (e) => e.run_id === runId, c.expect.withinMs + 20_000)
       ended.catch(() => {})
