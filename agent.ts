@@ -32,6 +32,7 @@ import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
 import { type LiveSession, makeOwnedSession, type SessionTimeouts } from "./session.ts"
+import { reportUndelivered } from "./session/undelivered.ts"
 import { promptWithSkill } from "./skills.ts"
 import * as state from "./state.ts"
 import { type TraceSessionParams, traceSession } from "./trace/session.ts"
@@ -284,6 +285,7 @@ export const makeClaudeAgent = (
       ).pipe(Scope.provide(scope))
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
+      yield* reportUndelivered(hostId, emit)
       sessions.set(hostId, open)
       yield* startProcess(open, bypass).pipe(Effect.tapError(() => closeOpen(hostId, open)))
       return open

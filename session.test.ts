@@ -1175,6 +1175,79 @@ describe("faults: a prompt the dying process never read (issue 13)", () => {
       { stored: () => Effect.succeed(false) },
     ))
 
+  it("is tracked in the next process: one input_delivery, picked up there, none at the first exit", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          const second = yield* initNext(peer)
+          const again = yield* second.expect((f) => f.type === "user")
+          expect(ofType(events, "input_delivery")).toEqual([])
+          yield* second.send(result([again.uuid], { begun_message_ids: ["msg_1"] }))
+          yield* second.drained
+          yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+          expect(ofType(events, "input_delivery")).toEqual([
+            expect.objectContaining({
+              run_id: a.run_id,
+              input_uuid: a.input_uuid,
+              delivery_id: "d1",
+              state: "picked_up",
+              evidence: "result",
+            }),
+          ])
+        }),
+      { stored: () => Effect.succeed(false) },
+    ))
+
+  it("is unknown once when the next process dies too before it shows the model took it", () =>
+    run(
+      ({ peer, proc, session, events }) =>
+        Effect.gen(function* () {
+          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.exit(null, "SIGKILL")
+          const second = yield* initNext(peer)
+          yield* second.expect((f) => f.type === "user")
+          yield* second.exit(null, "SIGKILL")
+          yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+          yield* Effect.sleep(20)
+          expect(ofType(events, "input_delivery")).toEqual([
+            expect.objectContaining({ input_uuid: a.input_uuid, state: "unknown", delivery_id: "d1" }),
+          ])
+        }),
+      { stored: () => Effect.succeed(false) },
+    ))
+
+  it("is on disk from its write until its report (undelivered:<session>), for a restarted plugin to report", () =>
+    run(({ broker, proc, session, events }) =>
+      Effect.gen(function* () {
+        const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+        const user = yield* proc.expect((f) => f.type === "user")
+        expect(broker.storage.get(`undelivered:${HOST_ID}`)).toEqual([
+          { uuid: user.uuid, delivery_id: "d1", run_id: a.run_id },
+        ])
+        yield* proc.send(result([String(user.uuid)], { begun_message_ids: ["msg_1"] }))
+        yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
+        expect(ofType(events, "input_delivery")).toMatchObject([{ state: "picked_up" }])
+        expect(broker.storage.has(`undelivered:${HOST_ID}`)).toBe(false)
+      }),
+    ))
+
+  it("an input still waiting when the session closes is reported unknown once, and forgotten on disk", () =>
+    run(({ broker, proc, session, events }) =>
+      Effect.gen(function* () {
+        const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+        yield* proc.expect((f) => f.type === "user")
+        yield* session.close
+        expect(ofType(events, "input_delivery")).toEqual([
+          expect.objectContaining({ input_uuid: a.input_uuid, state: "unknown", delivery_id: "d1" }),
+        ])
+        expect(broker.storage.has(`undelivered:${HOST_ID}`)).toBe(false)
+      }),
+    ))
+
   it("is not written again when the transcript holds it", () =>
     run(
       ({ proc, session, events, peer }) =>

@@ -8,6 +8,7 @@
  * - session/runs.ts: the run ledger (open, end once, cancel watchdog, fence, delivery ids).
  * - session/mcp-bridge.ts: the host's plugin tools as the CLI's SDK MCP server.
  * - session/process.ts: launch, exit, stop; session/frames.ts: every frame routed.
+ * - session/pickup.ts: pickup evidence; session/undelivered.ts: its durable record.
  * - workflow-follow.ts: dynamic workflows' agent files, read while they run.
  *
  * Rules: a prompt during a run steers it (`priority: "next"`); cancel
@@ -19,7 +20,10 @@
  * never wrote starts anew under the same id, and the host is told. A prompt
  * whose write finds the process gone is written once more to a new process
  * (same uuid and delivery id). Close settles every open approval and
- * question and fails an `initialize` in flight at once.
+ * question, fails an `initialize` in flight at once, and reports `unknown`
+ * each input still waiting (its process's exit may be cut short by the
+ * close), a replay's held one included. Every input is in the durable
+ * record (session/undelivered.ts) from before its write to its report.
  * The owner's record of the session (`own`) is built from the LiveSession
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
@@ -40,6 +44,7 @@ import type {
 import { makeCancels } from "./session/cancel.ts"
 import { makeConversationStart, type Recovery } from "./session/conversation.ts"
 import { makeUnreadReplay } from "./session/replay.ts"
+import { forgettingReported, makeUndeliveredRecord, undeliveredEntry } from "./session/undelivered.ts"
 import { assembleParts } from "./session/parts.ts"
 import { type PreparedLaunch, type ProcessKeeper, reportUnknown } from "./session/process.ts"
 import type { DecodedLine } from "./transport.ts"
@@ -212,10 +217,12 @@ export const makeOwnedSession = <R>(
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
     const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
+    const undelivered = makeUndeliveredRecord(sid)
+    const emit = forgettingReported(undelivered, setup.emit, services)
     const { ctx, runs, approvals, processes, unknown, pickup, notice } = yield* assembleParts({
       sid,
       log,
-      emit: setup.emit,
+      emit,
       sessionScope,
       services,
       mapper: setup.makeMapper(setup.start.cliId),
@@ -250,6 +257,7 @@ export const makeOwnedSession = <R>(
     const replays = makeUnreadReplay({
       ctx,
       runs,
+      pickup,
       processes: () => processes,
       admission,
       cliId: () => conversation.current().cliId,
@@ -280,6 +288,7 @@ export const makeOwnedSession = <R>(
       const current = steering ? running : yield* runs.open(params.deliveryId ? [params.deliveryId] : [])
       // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
       runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
+      yield* undelivered.add(undeliveredEntry(uuid, params.deliveryId, current.id))
       pickup.written({ uuid, deliveryId: params.deliveryId, runId: current.id })
       const content = (setup.promptContent ?? defaultContent)(params)
       const input = { uuid, deliveryId: params.deliveryId, run: current, frame: userFrame(content, uuid) }
@@ -317,6 +326,8 @@ export const makeOwnedSession = <R>(
       // Closing lets the reader finish what the process already wrote (a last result).
       yield* Scope.close(sessionScope, Exit.void)
       yield* runs.closeCurrent
+      yield* reportUnknown({ ctx, pickup, runs }, "the session closed before the model took it", true)
+      yield* undelivered.settled
     })
 
     const session: LiveSession = {

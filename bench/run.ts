@@ -2,7 +2,7 @@
  * `npm run bench -- <name>` runs `bench/<name>.ts`: the module either does its
  * work when imported, or exports `main(args)`, which is called and awaited.
  * Each benchmark prints its figures and, as its last line, `<name>: <headline>`.
- * The benchmarks: `mapper`, `history`, `isolation`, `trace`, `scale`.
+ * The benchmarks: `mapper`, `history`, `isolation`, `trace`, `scale`, `undelivered`.
  */
 const [name, ...args] = process.argv.slice(2)
 if (name === undefined || !/^[a-z0-9][a-z0-9-]*$/.test(name)) {

@@ -59,11 +59,12 @@ export interface FaultResult {
 }
 
 /** The claude process of the world (the session's). */
-const claudePid = (w: World): number | undefined =>
-  w.host.processes().find((p) => p.command === "claude")?.pid
+/** The session's own CLI (its id on the command line), never a `claude --version` the agent runs meanwhile. */
+const claudePid = (w: World, sessionId: string): number | undefined =>
+  w.host.processes().find((p) => p.command === "claude" && p.args.includes(sessionId))?.pid
 
-const signalClaude = (w: World, signal: "SIGKILL" | "SIGSTOP") => {
-  const pid = claudePid(w)
+const signalClaude = (w: World, signal: "SIGKILL" | "SIGSTOP", sessionId: string) => {
+  const pid = claudePid(w, sessionId)
   if (pid === undefined) throw new Error("no claude process to signal")
   process.kill(pid, signal)
 }
@@ -104,7 +105,10 @@ const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<
   ])
 
 /** Events that break the ledger's promises: a run started or ended twice, an approval (never answered in the matrix) not resolved exactly once. */
-export const integrityProblems = (events: ReadonlyArray<AgentEvent>): string[] => {
+export const integrityProblems = (
+  events: ReadonlyArray<AgentEvent>,
+  inputs: ReadonlyArray<string> = [],
+): string[] => {
   const problems: string[] = []
   const count = (ids: string[]) =>
     ids.reduce((m, id) => m.set(id, (m.get(id) ?? 0) + 1), new Map<string, number>())
@@ -119,6 +123,12 @@ export const integrityProblems = (events: ReadonlyArray<AgentEvent>): string[] =
       problems.push(
         `approval ${a.approval_id} resolved ${resolved.get(a.approval_id) ?? 0} times (never answered here)`,
       )
+  // Every input written is reported once (picked up, not picked up, or unknown), wherever it ended up.
+  const delivered = count(ofType(events, "input_delivery").map((e) => e.input_uuid))
+  for (const uuid of inputs)
+    if ((delivered.get(uuid) ?? 0) !== 1)
+      problems.push(`input ${uuid} reported ${delivered.get(uuid) ?? 0} times`)
+  for (const [uuid, n] of delivered) if (n !== 1) problems.push(`input ${uuid} reported ${n} times`)
   return problems
 }
 
@@ -132,13 +142,18 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
   let msToEnd = Number.NaN
   let nextOk = false
   let leftovers = -1
+  /** Every prompt's input uuid: each must end reported exactly once. */
+  const inputs: string[] = []
   // Methods named by string: the matrix's steps are data.
   const call = (method: string, params: Record<string, unknown>) =>
     (w.host.call as (agent: string, method: string, params: unknown) => Promise<never>)(
       w.agentId,
       method,
       params,
-    )
+    ).then((answer: { input_uuid?: unknown } | undefined) => {
+      if (method === "prompt" && typeof answer?.input_uuid === "string") inputs.push(answer.input_uuid)
+      return answer as never
+    })
   const sessionId = crypto.randomUUID()
   try {
     const options = { approval_mode: c.approval ?? "full" }
@@ -150,8 +165,8 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
         () => "opened",
         () => "launch failed",
       )
-      await eventually(() => claudePid(w) !== undefined, 10_000)
-      if (c.signal) signalClaude(w, c.signal)
+      await eventually(() => claudePid(w, sessionId) !== undefined, 10_000)
+      if (c.signal) signalClaude(w, c.signal, sessionId)
       at = Date.now()
       if (c.action === "close") await call("closeSession", { sessionId })
       outcome = await withTimeout(creating, c.expect.withinMs + 10_000, "createSession to settle")
@@ -162,7 +177,7 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
       const accepted: { run_id: string } = await call("prompt", { sessionId, text: FIRST })
       runId = accepted.run_id
       await c.until(w, sessionId)
-      if (c.signal) signalClaude(w, c.signal)
+      if (c.signal) signalClaude(w, c.signal, sessionId)
       at = Date.now()
       const ended = w.waitFor(sessionId, "RunEnded", (e) => e.run_id === runId, c.expect.withinMs + 20_000)
       ended.catch(() => {})
@@ -215,6 +230,8 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
           `the next prompt ended ${end.outcome} (${end.error ?? ""}) saying ${JSON.stringify(said)}`,
         )
     }
+    const reported = () => new Set(ofType(w.events(sessionId), "input_delivery").map((e) => e.input_uuid))
+    await eventually(() => inputs.every((uuid) => reported().has(uuid)), 5_000)
     await call("closeSession", { sessionId })
     await eventually(() => processesOf(w).length === 0, 5_000)
     leftovers = processesOf(w).length
@@ -224,7 +241,7 @@ export const runFaultCase = async (c: FaultCase): Promise<FaultResult> => {
           .map((p) => p.cmdline)
           .join(" | ")}`,
       )
-    problems.push(...integrityProblems(w.events(sessionId)))
+    problems.push(...integrityProblems(w.events(sessionId), inputs))
   } catch (error) {
     problems.push(String(error))
   } finally {

@@ -176,11 +176,71 @@ describe("recovery facts against the real CLI", () => {
     expect(resumed.split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
   })
 
+  it("the plugin process killed with a steer written but not picked up: after the restart and resume, unknown for it and nothing else", async () => {
+    let resumed = ""
+    world = await startWorld({
+      main: [
+        [text("First.")],
+        // Waits for an approval nobody gives: the steer cannot be picked up before the kill.
+        [toolUse("Bash", { command: "tail -f /dev/null", description: "Wait" })],
+        (req) => {
+          resumed = JSON.stringify(req.messages)
+          return [text("back")]
+        },
+      ],
+    })
+    const w = world
+    const { session_id } = await createSession(w)
+    await promptAndWait(w, session_id, "hello")
+    const run = await w.host.call(w.agentId, "prompt", {
+      sessionId: session_id,
+      text: "sleep now",
+      deliveryId: "d1",
+    })
+    await w.waitFor(session_id, "ToolCallStarted", (e) => e.call.name === "Bash")
+    const steer = await w.host.call(w.agentId, "prompt", {
+      sessionId: session_id,
+      text: "QUEUED-STEER",
+      deliveryId: "d2",
+    })
+    expect(steer.steered).toBe(true)
+    // Kept where the plugin's successor finds it (plugin storage, not a cache).
+    expect(w.host.storage.snapshot()[`undelivered:${session_id}`]).toEqual([
+      { uuid: steer.input_uuid, delivery_id: "d2", run_id: run.run_id },
+    ])
+    const before = ofType(w.events(session_id), "input_delivery").length
+    const plugin = w.host.pluginProcess()!
+    process.kill(plugin.pid, "SIGKILL")
+    await w.waitFor(session_id, "RunEnded", (e) => e.run_id === run.run_id)
+    await plugin.exited
+    await w.host.call(w.agentId, "resumeSession", { sessionId: session_id, cwd: w.sandbox.ws })
+    expect(w.host.pluginProcess()?.pid).not.toBe(plugin.pid)
+    const next = await w.host.call(w.agentId, "prompt", { sessionId: session_id, text: "are you back?" })
+    expect((await w.waitFor(session_id, "RunEnded", (e) => e.run_id === next.run_id)).outcome).toBe(
+      "Completed",
+    )
+    const after = ofType(w.events(session_id), "input_delivery").slice(before)
+    expect(after).toEqual([
+      expect.objectContaining({
+        input_uuid: steer.input_uuid,
+        delivery_id: "d2",
+        run_id: run.run_id,
+        state: "unknown",
+        reason: expect.stringContaining("restarted"),
+      }),
+      expect.objectContaining({ input_uuid: next.input_uuid, state: "picked_up" }),
+    ])
+    expect(w.host.storage.snapshot()[`undelivered:${session_id}`]).toBeUndefined()
+    // Reported, never replayed: the killed process may have stored it once, the plugin never sends it again.
+    expect(resumed.split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
+  })
+
   it("a claude.ai account's rejection a few seconds before its reset: one automatic continue, and the chat goes on", async () => {
     world = await startWorld(
       {
         main: [
-          rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
+          // Computed at the request, not at the world's start: a loaded machine must not eat the seconds ahead.
+          () => rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
           message([text("Continued after the reset.")], {
             headers: rateLimitHeaders({ status: "allowed", utilization: 0.1 }),
           }),
@@ -248,7 +308,7 @@ describe("recovery facts against the real CLI", () => {
 
   it("a gateway credential's rejection is held: its account is not identified", async () => {
     world = await startWorld(
-      { main: [rateLimited({ retryAfter: 1, resetInSeconds: 2 }), [text("never sent")]] },
+      { main: [() => rateLimited({ retryAfter: 1, resetInSeconds: 2 }), [text("never sent")]] },
       { env: { CLAUDE_CODE_MAX_RETRIES: "0", ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN } },
     )
     const w = world

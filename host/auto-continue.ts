@@ -48,6 +48,16 @@ interface Blocked {
 
 export const CONTINUE_TEXT = "continue"
 
+/** A flag's value (`--auto-continue`): off when absent; undefined when it is none of off, identified (or on), any. */
+export const parseAutoContinueMode = (value: string | undefined): AutoContinueMode | undefined =>
+  value === undefined || value === "off"
+    ? "off"
+    : value === "any"
+      ? "any"
+      : value === "on" || value === "identified"
+        ? "identified"
+        : undefined
+
 /** "in 1 h 5 min", "in 42 s": the time left, for a status line. */
 export const timeLeft = (ms: number): string => {
   const s = Math.max(0, Math.ceil(ms / 1000))

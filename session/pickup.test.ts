@@ -161,4 +161,49 @@ describe("pickup evidence", () => {
     ).toEqual([])
     expect(tracker.waiting().map((i) => i.uuid)).toEqual([U2])
   })
+
+  it("a held input (a replay) is left out of its process's end, and tracked again once re-written", () => {
+    const tracker = makePickupTracker()
+    tracker.written(input(U1))
+    tracker.written(input(U2))
+    expect(tracker.hold(U1)).toBe(true)
+    expect(tracker.processEnded("gone").map((r) => [r.input.uuid, r.state])).toEqual([[U2, "unknown"]])
+    expect(tracker.onFrame({ type: "stream_event", user_message_uuids: [U1], event: {} })).toEqual([])
+    tracker.written(input(U1))
+    expect(tracker.processEnded("gone again")).toMatchObject([{ input: { uuid: U1 }, state: "unknown" }])
+  })
+
+  it("a held input the replay could not write is released as unknown, once", () => {
+    const tracker = makePickupTracker()
+    tracker.written(input(U1))
+    tracker.hold(U1)
+    expect(tracker.release(U1, "not written")).toMatchObject([
+      { input: { uuid: U1 }, state: "unknown", reason: "not written" },
+    ])
+    expect(tracker.release(U1, "not written")).toEqual([])
+    tracker.written(input(U1))
+    expect(tracker.waiting()).toEqual([])
+  })
+
+  it("an input already reported is not tracked again when written once more (a replay racing its exit)", () => {
+    const tracker = makePickupTracker()
+    tracker.written(input(U1))
+    expect(tracker.processEnded("gone")).toHaveLength(1)
+    expect(tracker.hold(U1)).toBe(false)
+    tracker.written(input(U1))
+    expect(tracker.onFrame({ type: "stream_event", user_message_uuids: [U1], event: {} })).toEqual([])
+    expect(tracker.waiting()).toEqual([])
+  })
+
+  it("the session's end reports held inputs too (a replay that will never run)", () => {
+    const tracker = makePickupTracker()
+    tracker.written(input(U1))
+    tracker.written(input(U2))
+    tracker.hold(U1)
+    expect(tracker.processEnded("closed", true).map((r) => [r.input.uuid, r.state])).toEqual([
+      [U2, "unknown"],
+      [U1, "unknown"],
+    ])
+    expect(tracker.release(U1, "late")).toEqual([])
+  })
 })

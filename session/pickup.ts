@@ -20,7 +20,13 @@
  * rejection, or `command_lifecycle cancelled`); `unknown` when its process
  * ended first (a stored user record would prove a write, not consumption).
  * A reported input is forgotten, so a later frame naming it (a finished
- * alias) never reports it again or in another run.
+ * alias) never reports it again or in another run; a write of an input
+ * already reported (a replay racing its exit) is not tracked again.
+ *
+ * A replay (session/replay.ts) moves an input to the next process: `hold`
+ * takes it out of the dying process's reckoning, then `written` (the
+ * re-write reached the new process) or `release` (it never did) ends the
+ * hold; so an input is reported once, by the process that last had it.
  */
 import { z } from "zod"
 import type { AgentEvent, PickupEvidence } from "../sdk/protocol.ts"
@@ -60,10 +66,14 @@ export interface PickupTracker {
   readonly written: (input: WrittenInput) => void
   /** A write that failed: nothing reached the CLI, so nothing is owed about it. */
   readonly withdraw: (uuid: string) => void
+  /** A replay will write this input to the next process: its process's end does not report it (false: not waiting). */
+  readonly hold: (uuid: string) => boolean
+  /** A held input the replay could not write: nothing proves its delivery. */
+  readonly release: (uuid: string, reason: string) => DeliveryReport[]
   /** One stdout frame: the reports it proves. */
   readonly onFrame: (frame: unknown) => DeliveryReport[]
-  /** The process ended (or was stopped): every input still waiting is unknown. */
-  readonly processEnded: (reason: string) => DeliveryReport[]
+  /** The process ended (or was stopped): every input still waiting is unknown; held ones too when the session ends. */
+  readonly processEnded: (reason: string, alsoHeld?: boolean) => DeliveryReport[]
   /** The inputs still waiting for evidence. */
   readonly waiting: () => ReadonlyArray<WrittenInput>
 }
@@ -76,8 +86,17 @@ const namesOf = (frame: Correlation): string[] => [
 const hasModelWork = (frame: Correlation): boolean =>
   (frame.begun_message_ids?.length ?? 0) > 0 || (frame.usage?.output_tokens ?? 0) > 0
 
+/** How many reported uuids are remembered, so a late re-write is not tracked twice (a replay races one exit). */
+const REPORTED_KEPT = 256
+
 export const makePickupTracker = (): PickupTracker => {
   const pending = new Map<string, WrittenInput>()
+  const held = new Map<string, WrittenInput>()
+  const reported = new Set<string>()
+  const remember = (uuid: string) => {
+    reported.add(uuid)
+    if (reported.size > REPORTED_KEPT) reported.delete(reported.values().next().value as string)
+  }
   // The inputs the request in flight carries (its `status requesting`), until a reply or a result.
   let requested: string[] = []
 
@@ -91,6 +110,7 @@ export const makePickupTracker = (): PickupTracker => {
       const input = pending.get(uuid)
       if (input === undefined) continue
       pending.delete(uuid)
+      remember(uuid)
       out.push({ input, state, ...extra })
     }
     return out
@@ -140,11 +160,32 @@ export const makePickupTracker = (): PickupTracker => {
   }
 
   return {
-    written: (input) => void pending.set(input.uuid, input),
+    written: (input) => {
+      held.delete(input.uuid)
+      if (!reported.has(input.uuid)) pending.set(input.uuid, input)
+    },
     withdraw: (uuid) => void pending.delete(uuid),
+    hold: (uuid) => {
+      const input = pending.get(uuid)
+      if (input === undefined) return false
+      pending.delete(uuid)
+      held.set(uuid, input)
+      return true
+    },
+    release: (uuid, reason) => {
+      const input = held.get(uuid)
+      if (input === undefined) return []
+      held.delete(uuid)
+      remember(uuid)
+      return [{ input, state: "unknown", reason }]
+    },
     onFrame,
-    processEnded: (reason) => {
+    processEnded: (reason, alsoHeld = false) => {
       requested = []
+      if (alsoHeld) {
+        for (const [uuid, input] of held) pending.set(uuid, input)
+        held.clear()
+      }
       return settle([...pending.keys()], "unknown", { reason })
     },
     waiting: () => [...pending.values()],

@@ -16,7 +16,10 @@
  *   session/silence.ts; or an `interrupt` left unanswered) is aborted: its
  *   run ends at once (Failed, or Cancelled when cancel was under way) with a
  *   notice saying why, the process is killed and a new one is started on
- *   the conversation.
+ *   the conversation. Its waiting inputs are reported unknown at the abort:
+ *   its exit comes after the session moved on, and reports nothing.
+ * - Inputs a process had and never showed the model took are reported
+ *   unknown at its exit, except one a replay carries to the next process.
  * - Abandon (close): every waiter, `initialize` included, fails at once.
  */
 import { type Context, Effect, Exit, Scope } from "effect"
@@ -98,8 +101,10 @@ export interface ProcessOptions {
   readonly awaitingUser: () => boolean
   /** Start a process again after an abort (the owner serializes it with prompts). */
   readonly relaunch: Effect.Effect<void>
-  /** The process died: did it leave a prompt unread, which the owner now replays? */
-  readonly unread: (state: LiveProcess) => Effect.Effect<boolean, never, Broker>
+  /** The process died: the owner's replay of a prompt it left unread, if any (started after the exit's reports). */
+  readonly unread: (
+    state: LiveProcess,
+  ) => Effect.Effect<Effect.Effect<void, never, Broker> | undefined, never, Broker>
 }
 
 /** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
@@ -126,11 +131,12 @@ const watchSilence = (
 export const reportUnknown = (
   options: Pick<ProcessOptions, "ctx" | "pickup" | "runs">,
   reason: string,
+  alsoHeld = false,
 ): Effect.Effect<void> =>
   Effect.suspend(() =>
     options.ctx.emitAll(
       options.pickup
-        .processEnded(reason)
+        .processEnded(reason, alsoHeld)
         .map((report) => deliveryEvent(options.ctx.sid, report, options.runs.current()?.id)),
     ),
   )
@@ -146,14 +152,16 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       yield* state.channel.failAll(error)
       if (proc !== state) return
       proc = undefined
+      const run = runs.current()
+      // A prompt the process died without reading: the owner writes it to a new one instead
+      // (decided first, so its input is held back from this process's unknown reports).
+      const replay = !state.stopping && run && !run.cancelling ? yield* options.unread(state) : undefined
       yield* reportUnknown(options, "the Claude Code process ended before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process ended")
       if (state.stopping) return
-      const run = runs.current()
       const resumes = `${error.message}. The next prompt resumes the conversation.`
-      // A prompt the process died without reading: the owner writes it to a new one instead.
-      if (run && !run.cancelling && (yield* options.unread(state))) return
+      if (replay) return yield* replay
       if (run) {
         const cancelled = run.cancelling
         yield* runs.end(run, cancelled ? "Cancelled" : "Failed", cancelled ? {} : { error: error.message })
@@ -167,6 +175,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       if (state.stopping || state.exited || proc !== state) return
       state.stopping = true
       proc = undefined
+      yield* reportUnknown(options, "Claude Code stopped answering before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process stopped answering")
       const run = runs.current()

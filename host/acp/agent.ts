@@ -21,12 +21,14 @@ import { randomUUID } from "node:crypto"
 import { statSync } from "node:fs"
 import { isAbsolute } from "node:path"
 import * as acp from "@agentclientprotocol/sdk/unstable"
+import type { AutoContinueMode } from "../auto-continue.ts"
 import type { Host } from "../host.ts"
 import type { AgentEvent, AgentInfo, SessionOpened } from "../../sdk/protocol.ts"
 import { mcpConfigOf } from "./mcp.ts"
 import { APPROVAL_OPTION, checkValue, configOptionsOf, defaultsOf, modesOf } from "./options.ts"
 import { PromptRefused, promptParts } from "./prompt.ts"
 import { makeAsks } from "./asks.ts"
+import { makeAcpAutoContinue } from "./auto-continue.ts"
 import { replayUpdates } from "./replay.ts"
 import { AcpSession, type PromptEnd } from "./session.ts"
 import { type Update, type UpdateState, updatesOf } from "./updates.ts"
@@ -45,6 +47,8 @@ export interface AcpAgentOptions {
   readonly debug?: boolean
   /** Diagnostics (stderr in main.ts: stdout is the protocol). */
   readonly log?: (message: string) => void
+  /** Send one "continue" when a blocked run's window reopens (auto-continue.ts). Default off. */
+  readonly autoContinue?: AutoContinueMode
 }
 
 /** Authentication methods: the terminal login, and an API key or gateway in the agent's environment. */
@@ -76,6 +80,16 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
   const log = options.log ?? (() => {})
   const graceMs = options.cancelGraceMs ?? 8_000
   const sessions = new Map<string, AcpSession>()
+  const auto =
+    options.autoContinue && options.autoContinue !== "off"
+      ? makeAcpAutoContinue({
+          mode: options.autoContinue,
+          host,
+          agentId,
+          session: (id) => sessions.get(id),
+          log,
+        })
+      : undefined
   let client: acp.AgentContext | undefined
   let clientCaps: acp.ClientCapabilities = {}
   let info: AgentInfo | undefined
@@ -193,6 +207,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       log(`event ${event.type} ${event.session_id}${"run_id" in event ? ` run ${event.run_id}` : ""}`)
     const session = sessions.get(event.session_id)
     if (session) onEvent(session, event)
+    if (session) auto?.onEvent(event)
   })
 
   const { askApproval, askQuestion } = makeAsks({
@@ -321,6 +336,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
 
   let closingAll: Promise<void> | undefined
   const closeSessions = () => {
+    auto?.dispose()
     closingAll ??= Promise.all([...sessions.keys()].map(closeSession)).then(() => {
       closingAll = undefined
     })
@@ -564,6 +580,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       if (parts.text.trim() === "" && parts.images.length === 0 && parts.skill === undefined)
         throw acp.RequestError.invalidParams({}, "the prompt is empty")
       const deliveryId = randomUUID()
+      auto?.sent(session.id)
       const accepted = await call(CLIENT_ERROR, () =>
         host.call(agentId, "prompt", {
           sessionId: session.id,
@@ -583,6 +600,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       const usage = end.kind === "ended" ? end.event.usage : undefined
       return {
         stopReason: stopReasonOf(end),
+        // What names this prompt in `_meta.claudeCode.inputDelivery` (updates.ts).
+        _meta: { claudeCode: { deliveryId, ...(accepted.input_uuid && { inputUuid: accepted.input_uuid }) } },
         ...(usage && {
           usage: {
             inputTokens: usage.input_tokens,

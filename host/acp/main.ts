@@ -10,6 +10,7 @@
  *   npm run acp -- --demo            the offline demo: testkit's scripted model on 127.0.0.1
  *   npm run acp -- --account <id>    a stored account (agent claude:<id>)
  *   npm run acp -- --login           run `claude auth login` in this terminal (ACP terminal auth)
+ *   npm run acp -- --auto-continue identified|any   one "continue" when a usage limit's window reopens
  *
  * The same file bundled (scripts/build-acp.mjs → dist/acp/main.mjs) runs
  * with plain `node`, the plugin beside it in dist/acp/plugin/.
@@ -22,6 +23,7 @@ import { Readable, Writable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import * as acp from "@agentclientprotocol/sdk/unstable"
+import { parseAutoContinueMode } from "../auto-continue.ts"
 import { startHost } from "../host.ts"
 import { type DemoWorld, startDemoWorld } from "../tui/demo-env.ts"
 import { loginPath } from "../tui/login.ts"
@@ -43,6 +45,8 @@ const USAGE = `npm run acp [-- options]   (or: node dist/acp/main.mjs [options])
   --data <dir>      the host's data folder (default ~/.local/share/convergence-claude)
   --login           run \`claude auth login\` here and exit (what an editor's terminal auth runs)
   --keep            keep the demo's temporary folder
+  --auto-continue <identified|any>  when a usage limit blocks a run, send one "continue"
+                    at its reset (identified: claude.ai accounts only; any: also keys and tokens)
 `
 
 const say = (line: string) => process.stderr.write(`[acp] ${line}\n`)
@@ -76,6 +80,7 @@ const main = async (): Promise<number> => {
       data: { type: "string" },
       login: { type: "boolean" },
       keep: { type: "boolean" },
+      "auto-continue": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   })
@@ -84,6 +89,11 @@ const main = async (): Promise<number> => {
     return 0
   }
   if (values.login) return login()
+  const autoContinue = parseAutoContinueMode(values["auto-continue"])
+  if (autoContinue === undefined) {
+    say(`--auto-continue ${values["auto-continue"]}: use identified, any or off`)
+    return 2
+  }
 
   let world: DemoWorld | undefined
   let env: Record<string, string | undefined>
@@ -148,6 +158,7 @@ const main = async (): Promise<number> => {
     version: version(),
     log: say,
     debug,
+    autoContinue,
   })
   const stream = acp.ndJsonStream(
     Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,

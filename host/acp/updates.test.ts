@@ -258,3 +258,73 @@ describe("mapping pieces", () => {
     expect(next).toMatchObject({ sessionUpdate: "tool_call_update", status: "completed" })
   })
 })
+
+describe("recovery facts ride in session metadata (ACP v1 has no field for them)", () => {
+  it("input_delivery: a session_info_update whose _meta.claudeCode.inputDelivery names the run and the input", () => {
+    const updates = updatesOf(makeUpdateState(), {
+      type: "input_delivery",
+      session_id: "s",
+      run_id: "run-1",
+      input_uuid: "u1",
+      delivery_id: "d1",
+      state: "unknown",
+      reason: "the process ended",
+    })
+    expect(updates).toEqual([
+      {
+        sessionUpdate: "session_info_update",
+        _meta: {
+          claudeCode: {
+            inputDelivery: {
+              runId: "run-1",
+              inputUuid: "u1",
+              deliveryId: "d1",
+              state: "unknown",
+              reason: "the process ended",
+            },
+          },
+        },
+      },
+    ])
+  })
+
+  it("recovery_identity: identified or not, in _meta.claudeCode.recoveryIdentity, camelCase like every claudeCode key", () => {
+    const state = makeUpdateState()
+    const [identified] = updatesOf(state, {
+      type: "recovery_identity",
+      session_id: "s",
+      run_id: "run-1",
+      identity: {
+        identified: true,
+        key: "k",
+        email: "dev@example.com",
+        organization_id: "org",
+        config_dir: "/home/u/.claude",
+      },
+    })
+    expect(identified).toEqual({
+      sessionUpdate: "session_info_update",
+      _meta: {
+        claudeCode: {
+          recoveryIdentity: {
+            runId: "run-1",
+            identified: true,
+            key: "k",
+            email: "dev@example.com",
+            organizationId: "org",
+            configDir: "/home/u/.claude",
+          },
+        },
+      },
+    })
+    const [held] = updatesOf(state, {
+      type: "recovery_identity",
+      session_id: "s",
+      run_id: "run-2",
+      identity: { identified: false, reason: "an external token" },
+    })
+    expect(meta(held as { _meta?: unknown })).toEqual({
+      recoveryIdentity: { runId: "run-2", identified: false, reason: "an external token" },
+    })
+  })
+})

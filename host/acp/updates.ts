@@ -12,11 +12,15 @@
  *   into the main message stream.
  * - Events ACP has no update for (RunStarted, approvals, questions) return
  *   nothing here: the session layer (session.ts) answers them.
+ * - Recovery facts ACP v1 has no field for (`input_delivery`,
+ *   `recovery_identity`) ride at once in a `session_info_update`'s
+ *   `_meta.claudeCode` (`inputDelivery`, `recoveryIdentity`), named by run.
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import type {
   AgentEvent,
   PlanEntry,
+  RecoveryIdentity,
   RunUsage,
   SessionInfoPayload,
   SkillInfo,
@@ -301,8 +305,41 @@ const chunk = (
 ): Update => ({ sessionUpdate: kind, content: { type: "text", text }, messageId })
 
 /** A line the agent writes itself (ACP v1 has no notice update), as its own message. */
-const note = (state: UpdateState, text: string): Update =>
+export const note = (state: UpdateState, text: string): Update =>
   chunk("agent_message_chunk", `\n\n> ${text}\n\n`, `note-${++state.notes}`)
+
+/** A recovery fact for the client's own policy: session metadata only (ACP v1 has no field for it). */
+const recoveryMeta = (claudeCode: Record<string, unknown>): Update => ({
+  sessionUpdate: "session_info_update",
+  _meta: { claudeCode },
+})
+
+type InputDelivery = Extract<AgentEvent, { type: "input_delivery" }>
+
+/** The identity in `_meta`'s spelling (camelCase, as every `claudeCode` key). */
+const identityMeta = (identity: RecoveryIdentity) =>
+  identity.identified
+    ? {
+        identified: true,
+        key: identity.key,
+        email: identity.email,
+        organizationId: identity.organization_id,
+        configDir: identity.config_dir,
+      }
+    : { identified: false, reason: identity.reason }
+
+/** `_meta.claudeCode.inputDelivery`: what the agent can prove about one prompt (docs/agent-protocol.md). */
+export const inputDeliveryUpdate = (event: InputDelivery): Update =>
+  recoveryMeta({
+    inputDelivery: {
+      runId: event.run_id,
+      inputUuid: event.input_uuid,
+      ...(event.delivery_id !== undefined && { deliveryId: event.delivery_id }),
+      state: event.state,
+      ...(event.evidence !== undefined && { evidence: event.evidence }),
+      ...(event.reason !== undefined && { reason: event.reason }),
+    },
+  })
 
 /**
  * One agent event → the updates it means. Session-level events (SessionInfo's
@@ -390,10 +427,10 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
     case "QuestionAsked":
     case "question_resolved":
       return []
-    // Recovery facts for the host's own policy; ACP has no update for them (the prompt's answer says how it ended).
     case "input_delivery":
+      return [inputDeliveryUpdate(event)]
     case "recovery_identity":
-      return []
+      return [recoveryMeta({ recoveryIdentity: { runId: event.run_id, ...identityMeta(event.identity) } })]
     default: {
       const never: never = event
       return never
