@@ -17,13 +17,14 @@
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
- *   npm run bench -- isolation
+ *   npm run bench -- isolation [history|live]   (one part only; both by default)
  *
  * Last line: `isolation: …` (targets: the list at most 1.3x in-process, live
  * frames at most 1.2x).
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Host, startHost } from "../host/host.ts"
@@ -128,11 +129,20 @@ const replayOnce = async (host: Host, path: string) => {
   const answer = await host.call("replay", "prompt", { sessionId: "bench", text: path })
   const ms = performance.now() - started
   const used = process.cpuUsage(cpu0)
-  const cpuMs = (used.user + used.system) / 1000 + (pid ? cpuOfPid(pid) - child0 : 0)
+  const hostCpuMs = (used.user + used.system) / 1000
+  const pluginCpuMs = pid ? cpuOfPid(pid) - child0 : 0
   unsubscribe()
   if (Number(answer.run_id) !== events)
     throw new Error(`emitted ${answer.run_id} events, the host heard ${events}`)
-  return { ms, cpuMs, events }
+  return { ms, cpuMs: hostCpuMs + pluginCpuMs, hostCpuMs, pluginCpuMs, events }
+}
+
+interface LiveRound {
+  readonly ms: number
+  readonly cpuMs: number
+  readonly hostCpuMs: number
+  readonly pluginCpuMs: number
+  readonly events: number
 }
 
 const live = async (path: string) => {
@@ -150,9 +160,9 @@ const live = async (path: string) => {
       })
       await replayOnce(hosts[mode], path) // warm-up: both JITs warm before timing
     }
-    const rounds: Array<Record<Mode, { ms: number; cpuMs: number; events: number }>> = []
+    const rounds: Array<Record<Mode, LiveRound>> = []
     for (let i = 0; i < LIVE_ROUNDS; i++) {
-      const round = {} as Record<Mode, { ms: number; cpuMs: number; events: number }>
+      const round = {} as Record<Mode, LiveRound>
       for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse())
         round[mode] = await replayOnce(hosts[mode], path)
       rounds.push(round)
@@ -167,8 +177,27 @@ const live = async (path: string) => {
 
 // ---------------------------------------------------------------------------
 
-export const main = async (): Promise<void> => {
+export const main = async (args: ReadonlyArray<string> = []): Promise<void> => {
   mkdirSync(workDir, { recursive: true })
+  const part = args[0] ?? "all"
+  if (!["all", "history", "live"].includes(part))
+    throw new Error(`isolation: no part ${part} (history, live)`)
+  const load = () =>
+    loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")
+  console.log(`load average before: ${load()} (${availableParallelism()} cores)`)
+  const history = part === "live" ? undefined : historyPart()
+  const liveFigures = part === "history" ? undefined : await livePart()
+  console.log(`load average after: ${load()}`)
+  console.log(
+    "isolated over in-process, medians of per-round ratios (targets: list <= 1.3x, live frames <= 1.2x)",
+  )
+  console.log(`isolation: ${[history, liveFigures].filter((x) => x !== undefined).join("; ")}`)
+}
+
+/** The history rounds; returns the headline's part. */
+const historyPart = (): string => {
   const corpus = ensureCorpus()
   const listHome = homeOver("home-list", corpus.listConfigDir)
   const readHome = homeOver("home-read", corpus.readConfigDir)
@@ -215,24 +244,30 @@ export const main = async (): Promise<void> => {
     `host process peak: in-process ${mb(median(lists.map((r) => r["in-process"].hostPeak)))}, isolated ${mb(median(iso.map((r) => r.hostPeak)))} (list)`,
   )
 
+  return `list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm; read ${read.toFixed(2)}x; plugin process ${mb(median(iso.map((r) => r.pluginIdleRss)))} idle, ${mb(median(isoRead.map((r) => r.pluginPeak)))} peak on the read`
+}
+
+/** The live rounds; returns the headline's part. */
+const livePart = async (): Promise<string> => {
   const frames = framesFile()
   const liveRun = await live(frames.path)
-  const perFrame = (mode: Mode, f: (x: { ms: number; cpuMs: number }) => number) =>
+  const perFrame = (mode: Mode, f: (x: LiveRound) => number) =>
     (median(liveRun.rounds.map((r) => f(r[mode]))) * 1e6) / frames.frames
   for (const mode of MODES)
     console.log(
       `live ${mode.padEnd(11)} ${fixed(perFrame(mode, (x) => x.ms)).padStart(6)} ns/frame wall, ${fixed(perFrame(mode, (x) => x.cpuMs)).padStart(6)} ns/frame CPU (host + plugin process)   ${liveRun.rounds[0]?.[mode].events} events from ${frames.frames} frames`,
     )
+  console.log(
+    `live process CPU split: host ${fixed(perFrame("process", (x) => x.hostCpuMs))} ns/frame, plugin process ${fixed(perFrame("process", (x) => x.pluginCpuMs))} ns/frame`,
+  )
   const liveWall = median(liveRun.rounds.map((r) => r.process.ms / r["in-process"].ms))
   const liveCpu = median(liveRun.rounds.map((r) => r.process.cpuMs / r["in-process"].cpuMs))
   console.log(
     `live ratios per round (wall): ${liveRun.rounds.map((r) => (r.process.ms / r["in-process"].ms).toFixed(2)).join(" ")}`,
   )
+  console.log(
+    `live ratios per round (CPU):  ${liveRun.rounds.map((r) => (r.process.cpuMs / r["in-process"].cpuMs).toFixed(2)).join(" ")}`,
+  )
   console.log(`plugin process after the live rounds: ${mb(liveRun.pluginRss)} resident`)
-  console.log(
-    "isolated over in-process, medians of per-round ratios (targets: list <= 1.3x, live frames <= 1.2x)",
-  )
-  console.log(
-    `isolation: list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm; read ${read.toFixed(2)}x; live frames ${liveWall.toFixed(2)}x wall (${liveCpu.toFixed(2)}x CPU); plugin process ${mb(median(iso.map((r) => r.pluginIdleRss)))} idle, ${mb(median(isoRead.map((r) => r.pluginPeak)))} peak on the read`,
-  )
+  return `live frames ${liveWall.toFixed(2)}x wall (${liveCpu.toFixed(2)}x CPU)`
 }
