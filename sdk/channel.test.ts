@@ -2,7 +2,9 @@
  * The channel on its own, two peers joined by an in-memory pair of ports
  * (messages structured-cloned, as over IPC): credit holds a producer to the
  * reader's pace, small byte chunks cross as one, errors keep their tag and
- * fields, and closing fails whatever is pending.
+ * fields, and closing fails whatever is pending. A byte stream on a lane
+ * (b to a only, slower than the messages, as a pipe beside IPC may be):
+ * every byte arrives before its end, under the same credit.
  */
 import { describe, expect, it } from "vitest"
 import { ChannelError, type Message, makePeer, type Port, STREAM_WINDOW } from "./channel.ts"
@@ -22,6 +24,45 @@ const pair = () => {
     later: (flush) => void setImmediate(flush),
   })
   return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), posted }
+}
+
+/** Peers whose byte lane (b to a) delivers `laneDelayMs` after the message that follows it. */
+const lanePair = (laneDelayMs: number) => {
+  const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
+  let hearBytes: ((sid: number, piece: Uint8Array) => void) | undefined
+  const laneSent = { bytes: 0, pieces: 0 }
+  const port = (self: "a" | "b", other: "a" | "b"): Port => ({
+    post: (batch) => {
+      const copy = structuredClone(batch)
+      setImmediate(() => listeners[other]?.(copy))
+    },
+    listen: (receive) => {
+      listeners[self] = receive
+    },
+    later: (flush) => void setImmediate(flush),
+    ...(self === "b" && {
+      sendBytes: (sid: number, chunk: Uint8Array) => {
+        laneSent.bytes += chunk.byteLength
+        laneSent.pieces++
+        // Cut in two, as reads of a pipe may: the reader must take pieces.
+        const half = chunk.byteLength >> 1
+        const pieces = half > 0 ? [chunk.slice(0, half), chunk.slice(half)] : [chunk.slice()]
+        setTimeout(() => {
+          for (const p of pieces) hearBytes?.(sid, p)
+        }, laneDelayMs)
+      },
+    }),
+    ...(self === "a" && {
+      listenBytes: (hear: (sid: number, piece: Uint8Array) => void) => (hearBytes = hear),
+    }),
+  })
+  return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), laneSent }
+}
+
+const readBytes = async (reader: AsyncIterable<unknown>): Promise<Uint8Array> => {
+  const parts: Uint8Array[] = []
+  for await (const batch of reader) for (const item of batch as Uint8Array[]) parts.push(item)
+  return Uint8Array.from(parts.flatMap((p) => [...p]))
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 10))
@@ -113,5 +154,71 @@ describe("the channel", () => {
     await expect(pending).rejects.toThrow("gone")
     await expect(reading).rejects.toThrow("gone")
     await expect(a.request("later")).rejects.toThrow("gone")
+  })
+
+  it("a byte stream crosses on the lane, and its end waits for its last bytes", async () => {
+    const { a, b, laneSent } = lanePair(30)
+    b.serve(
+      "bytes",
+      async (_args, sink) => {
+        for (let i = 0; i < 50; i++)
+          await sink.emit([Uint8Array.from({ length: 1000 }, (_, j) => (i + j) % 256)])
+      },
+      { bytes: true },
+    )
+    const got = await readBytes(a.open("bytes"))
+    expect(got.byteLength).toBe(50_000)
+    expect(got[999]).toBe(999 % 256)
+    expect(got[49_999]).toBe((49 + 999) % 256)
+    expect(laneSent.bytes).toBe(50_000)
+  })
+
+  it("an error ending a lane stream still comes after its bytes", async () => {
+    const { a, b } = lanePair(30)
+    b.serve(
+      "fails",
+      async (_args, sink) => {
+        await sink.emit([new Uint8Array(10)])
+        throw { _tag: "BrokerFailure", message: "went away" }
+      },
+      { bytes: true },
+    )
+    const seen: number[] = []
+    const reading = (async () => {
+      for await (const batch of a.open("fails"))
+        for (const item of batch as Uint8Array[]) seen.push(item.byteLength)
+    })()
+    await expect(reading).rejects.toThrow("went away")
+    expect(seen.reduce((x, y) => x + y, 0)).toBe(10)
+  })
+
+  it("holds a lane producer to the reader's credit", async () => {
+    const { a, b, laneSent } = lanePair(1)
+    const chunk = new Uint8Array(64 * 1024)
+    b.serve(
+      "bytes",
+      async (_args, sink) => {
+        for (let i = 0; i < 100 && !sink.signal.aborted; i++) await sink.emit([chunk])
+      },
+      { bytes: true },
+    )
+    const it = a.open("bytes")[Symbol.asyncIterator]()
+    const first = await it.next()
+    let read = 0
+    for (const item of first.value as Uint8Array[]) read += item.byteLength
+    for (let i = 0; i < 5; i++) await tick()
+    expect(laneSent.bytes).toBeLessThanOrEqual(read + STREAM_WINDOW + chunk.byteLength)
+    for (;;) {
+      const next = await it.next()
+      if (next.done) break
+      for (const item of next.value as Uint8Array[]) read += item.byteLength
+    }
+    expect(read).toBe(100 * chunk.byteLength)
+  })
+
+  it("a byte stream that emits something else fails, and says so", async () => {
+    const { a, b } = lanePair(1)
+    b.serve("bad", async (_args, sink) => sink.emit(["text"]), { bytes: true })
+    await expect(readBytes(a.open("bad"))).rejects.toThrow(/non-byte item/)
   })
 })

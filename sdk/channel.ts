@@ -11,6 +11,11 @@
  *   so a slow reader holds the source instead of filling memory.
  * - Byte items of one stream queued in the same flush cross as one array:
  *   small chunks never cost a message or a copy each.
+ * - A byte stream (served with `{ bytes: true }`) crosses on the port's byte
+ *   lane where it has one (a raw pipe, no serializer): its chunks go there
+ *   as they come, its end on the channel carrying how many bytes the lane
+ *   took, so the reader ends it only once they have all arrived. Credit is
+ *   the same for both paths.
  * - One close path: `close` fails every pending request and ends every stream.
  * - No Node module: the plugin side of this file runs inside the sandbox.
  */
@@ -29,7 +34,7 @@ export type Message =
   | { readonly t: "note"; readonly op: string; readonly args: unknown }
   | { readonly t: "open"; readonly sid: number; readonly op: string; readonly args: unknown }
   | { t: "items"; readonly sid: number; items: unknown[]; weight: number }
-  | { readonly t: "end"; readonly sid: number; readonly error?: WireError }
+  | { readonly t: "end"; readonly sid: number; readonly error?: WireError; readonly laneBytes?: number }
   | { readonly t: "credit"; readonly sid: number; readonly weight: number }
   | { readonly t: "close"; readonly sid: number }
 
@@ -39,6 +44,15 @@ export interface Port {
   readonly listen: (receive: (batch: ReadonlyArray<Message>) => void) => void
   /** Run `flush` soon, after the work already queued (a host: setImmediate). */
   readonly later: (flush: () => void) => void
+  /** The producer's byte lane: write one chunk of stream `sid` (in order with the lane's other chunks). */
+  readonly sendBytes?: (sid: number, chunk: Uint8Array) => void
+  /** The reader's byte lane: hear each piece of each stream's bytes, in the order sent. */
+  readonly listenBytes?: (receive: (sid: number, piece: Uint8Array) => void) => void
+}
+
+export interface ServeOptions {
+  /** Every item is a Uint8Array: the stream may take the byte lane. */
+  readonly bytes?: boolean
 }
 
 /** A request the other side refused or failed: its WireError kept. */
@@ -74,7 +88,7 @@ export interface Peer {
   readonly open: (op: string, args?: unknown) => StreamReader
   readonly handle: (op: string, handler: RequestHandler) => void
   readonly onNote: (op: string, handler: NoteHandler) => void
-  readonly serve: (op: string, handler: StreamHandler) => void
+  readonly serve: (op: string, handler: StreamHandler, options?: ServeOptions) => void
   /** Fail every pending request, end every stream; later calls fail with `reason`. */
   readonly close: (reason: WireError) => void
   readonly closed: () => WireError | null
@@ -131,6 +145,10 @@ interface Reading {
   wake: (() => void) | null
   ended: boolean
   error: WireError | null
+  /** Bytes the lane brought so far. */
+  laneBytes: number
+  /** An end that came on the channel before the lane's last bytes. */
+  endAt: { readonly laneBytes: number; readonly error: WireError | null } | null
 }
 
 export const makePeer = (port: Port): Peer => {
@@ -140,6 +158,8 @@ export const makePeer = (port: Port): Peer => {
   const handlers = new Map<string, RequestHandler>()
   const noteHandlers = new Map<string, NoteHandler>()
   const streamHandlers = new Map<string, StreamHandler>()
+  const byteStreams = new Set<string>()
+  const sendBytes = port.sendBytes
   const served = new Map<number, Served>()
   const reading = new Map<number, Reading>()
 
@@ -186,11 +206,21 @@ export const makePeer = (port: Port): Peer => {
     }
     const state: Served = { credit: STREAM_WINDOW, wake: null, abort: new AbortController() }
     served.set(sid, state)
+    const lane = byteStreams.has(op) ? sendBytes : undefined
+    let laneBytes = 0
     const sink: StreamSink = {
       signal: state.abort.signal,
       emit: async (items, weight = weightOf(items)) => {
         if (state.abort.signal.aborted || items.length === 0) return
-        send({ t: "items", sid, items: [...items], weight })
+        if (lane) {
+          for (const item of items) {
+            if (!(item instanceof Uint8Array))
+              throw new TypeError(`${op}: a byte stream emitted a non-byte item`)
+            if (item.byteLength === 0) continue
+            lane(sid, item)
+            laneBytes += item.byteLength
+          }
+        } else send({ t: "items", sid, items: [...items], weight })
         state.credit -= weight
         while (state.credit <= 0 && !state.abort.signal.aborted)
           await new Promise<void>((resolve) => (state.wake = resolve))
@@ -205,7 +235,8 @@ export const makePeer = (port: Port): Peer => {
       .then((error) => {
         if (served.get(sid) !== state) return
         served.delete(sid)
-        if (!state.abort.signal.aborted) send(error ? { t: "end", sid, error } : { t: "end", sid })
+        if (state.abort.signal.aborted) return
+        send({ t: "end", sid, ...(error && { error }), ...(lane && { laneBytes }) })
       })
   }
 
@@ -270,21 +301,52 @@ export const makePeer = (port: Port): Peer => {
       case "end": {
         const r = reading.get(message.sid)
         if (!r) return
-        r.ended = true
-        r.error = message.error ?? null
-        r.wake?.()
+        const error = message.error ?? null
+        if (message.laneBytes !== undefined && r.laneBytes < message.laneBytes)
+          r.endAt = { laneBytes: message.laneBytes, error }
+        else finish(r, error)
         return
       }
     }
   }
 
+  const finish = (r: Reading, error: WireError | null) => {
+    r.ended = true
+    r.error = error
+    r.wake?.()
+  }
+
   port.listen((batch) => {
     for (const message of batch) receive(message)
+  })
+  port.listenBytes?.((sid, piece) => {
+    const r = reading.get(sid)
+    if (!r || r.ended) return
+    // Pieces not yet taken join the last batch: one credit message per take, not per piece.
+    const last = r.batches.length - 1
+    if (last >= 0) {
+      ;(r.batches[last] as unknown[]).push(piece)
+      r.weights[last] = (r.weights[last] ?? 0) + piece.byteLength
+    } else {
+      r.batches.push([piece])
+      r.weights.push(piece.byteLength)
+    }
+    r.laneBytes += piece.byteLength
+    if (r.endAt !== null && r.laneBytes >= r.endAt.laneBytes) finish(r, r.endAt.error)
+    else r.wake?.()
   })
 
   const open = (op: string, args?: unknown): StreamReader => {
     const sid = ++nextId
-    const r: Reading = { batches: [], weights: [], wake: null, ended: false, error: null }
+    const r: Reading = {
+      batches: [],
+      weights: [],
+      wake: null,
+      ended: false,
+      error: null,
+      laneBytes: 0,
+      endAt: null,
+    }
     let started = false
     let cancelled = false
     const cancel = () => {
@@ -339,7 +401,11 @@ export const makePeer = (port: Port): Peer => {
     open,
     handle: (op, handler) => void handlers.set(op, handler),
     onNote: (op, handler) => void noteHandlers.set(op, handler),
-    serve: (op, handler) => void streamHandlers.set(op, handler),
+    serve: (op, handler, options) => {
+      streamHandlers.set(op, handler)
+      if (options?.bytes) byteStreams.add(op)
+      else byteStreams.delete(op)
+    },
     close: (reason) => {
       if (closedWith) return
       closedWith = reason

@@ -5,11 +5,13 @@
  * channel. The bundle is a script, not a module: it has no `require`, no
  * `import.meta`, and its `import()` reaches no loader (refused and reported
  * here). Code generation from strings is off (a flag), so it cannot compile
- * its way around either.
+ * its way around either. The byte lane (lane.ts, fd 4) is read here with
+ * `fs.read` into buffers of this file's own, and handed on as views.
  */
-import { readFileSync } from "node:fs"
+import { read, readFileSync } from "node:fs"
 import { runInThisContext } from "node:vm"
 import type { Message, Port } from "../../sdk/channel.ts"
+import { LANE_FD, makeLaneReader } from "./lane.ts"
 import { lockdown, SandboxRefusal } from "./lockdown.ts"
 
 const [bundlePath] = process.argv.slice(2)
@@ -43,8 +45,35 @@ const log = (level: "info" | "warn", text: string) =>
 const code = readFileSync(bundlePath, "utf8")
 lockdown(report, log)
 
+/** Read buffers of this size; a new one when less than a pipe's read is left (views of the old stay valid). */
+const LANE_BUFFER = 1 << 20
+const LANE_MIN_READ = 64 * 1024
+
+/** Read the lane until the host closes it (or the process ends), each read's frames handed on. */
+const readLane = (deliver: (sid: number, piece: Uint8Array) => void) => {
+  const parser = makeLaneReader(deliver)
+  let buffer = new Uint8Array(LANE_BUFFER)
+  let at = 0
+  const next = () => {
+    if (buffer.byteLength - at < LANE_MIN_READ) {
+      buffer = new Uint8Array(LANE_BUFFER)
+      at = 0
+    }
+    read(LANE_FD, buffer, at, buffer.byteLength - at, null, (error, n) => {
+      // The host closed its end, or is gone (its disconnect ends this process).
+      if (error || n === 0) return
+      const bytes = buffer.subarray(at, at + n)
+      at += n
+      parser.push(bytes)
+      next()
+    })
+  }
+  next()
+}
+
 const port: Port = {
   post,
+  listenBytes: (deliver) => readLane(deliver),
   listen: (handler) => {
     receive = handler
     for (const batch of early.splice(0)) handler(batch)

@@ -15,6 +15,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
+import type { Writable } from "node:stream"
 import { Effect } from "effect"
 import { z } from "zod"
 import { ChannelError, type Message, makePeer, type Peer, type Port } from "../../sdk/channel.ts"
@@ -24,6 +25,7 @@ import type { HostBroker } from "../broker.ts"
 import { REFUSED } from "../log.ts"
 import { pluginCode } from "./bundle.ts"
 import { childArgs } from "./child-flags.ts"
+import { frameHeader, LANE_FD } from "./lane.ts"
 import { serveBroker } from "./serve-broker.ts"
 
 const Envelope = z.array(
@@ -131,7 +133,8 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   const logger = broker.logger
   const code = await pluginCode(options.pluginDir, broker.manifest.main)
   const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle), {
-    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    // fd 4: the byte lane (lane.ts), the host's byte streams beside the IPC channel.
+    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
     serialization: "advanced",
     env: {},
     cwd: "/",
@@ -146,7 +149,18 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     if (stderrLines.length > STDERR_LINES) stderrLines.splice(0, stderrLines.length - STDERR_LINES)
   })
 
+  const lane = child.stdio[LANE_FD] as Writable
+  // A write racing the child's exit fails quietly: the exit is reported once, below.
+  lane.on("error", () => {})
   const port: Port = {
+    sendBytes: (sid, chunk) => {
+      if (lane.destroyed) return
+      // Header and chunk leave in one write; the chunk is not copied.
+      lane.cork()
+      lane.write(frameHeader(sid, chunk.byteLength))
+      lane.write(chunk)
+      process.nextTick(() => lane.uncork())
+    },
     post: (batch) => {
       // A send racing the child's exit fails quietly: the exit is reported once, below.
       if (child.connected) child.send(batch as Message[], () => {})

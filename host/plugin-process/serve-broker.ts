@@ -10,7 +10,8 @@
  * - Spawned processes are held here, each in its own scope: `release` (the
  *   plugin's scope closing) and `releaseAll` (the plugin process gone) end
  *   them and wait, as closing the scope does in-process.
- * - Streams are pumped only while the plugin grants credit (sdk/channel.ts).
+ * - Streams are pumped only while the plugin grants credit (sdk/channel.ts);
+ *   the byte streams (stdout, stderr, `fs.stream`) take the byte lane.
  */
 import { Cause, Effect, Exit, Scope, Stream } from "effect"
 import { z } from "zod"
@@ -145,8 +146,12 @@ export const serveBroker = (
     const { signal } = z.object({ signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT"]).optional() }).parse(args)
     return run(processOf(args, "process.kill").handle.kill(signal))
   })
-  peer.serve("process.stdout", (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink))
-  peer.serve("process.stderr", (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink))
+  peer.serve("process.stdout", (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink), {
+    bytes: true,
+  })
+  peer.serve("process.stderr", (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink), {
+    bytes: true,
+  })
   handle("process.run", (args) => {
     const { command, args: argv, options } = parse(RunArgs, "process.run", args)
     return run(api.process.run(command, argv, options))
@@ -179,13 +184,17 @@ export const serveBroker = (
     fileStreams.set(token, stream)
     return token
   })
-  peer.serve("fs.stream", (args, sink) => {
-    const { token } = parse(z.object({ token: z.number() }), "fs.stream", args)
-    const stream = fileStreams.get(token)
-    fileStreams.delete(token)
-    if (!stream) throw new BadArguments(`fs.stream: no open stream ${token}`)
-    return pump(stream, sink)
-  })
+  peer.serve(
+    "fs.stream",
+    (args, sink) => {
+      const { token } = parse(z.object({ token: z.number() }), "fs.stream", args)
+      const stream = fileStreams.get(token)
+      fileStreams.delete(token)
+      if (!stream) throw new BadArguments(`fs.stream: no open stream ${token}`)
+      return pump(stream, sink)
+    },
+    { bytes: true },
+  )
   peer.serve("fs.readEnds", async (args, sink) => {
     const { paths, headBytes, tailBytes } = parse(Ends, "fs.readEnds", args)
     const readEnds = api.fs.readEnds
