@@ -15,8 +15,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
 import { startHost } from "../host/host.ts"
+import { settleListCache } from "./list-cache.ts"
 
 const [mode = "process", task = "list", home = "", cwd = "", sessionId = ""] = process.argv.slice(2)
 const repoRoot = join(import.meta.dirname, "..")
@@ -52,14 +52,8 @@ const main = async () => {
   const out: Record<string, unknown> = { mode, task }
   if (task === "list") {
     const [coldMs, cold] = await timed(() => host.call("claude", "listSessions", { limit: 1_000_000 }))
-    // The summary cache is written after the answer: wait for it, outside the timing.
-    const until = Date.now() + 10_000
-    const cached = async () =>
-      (await Effect.runPromise(host.storage.keys)).some((k) => k.startsWith("cache:history:list:"))
-    while (!(await cached())) {
-      if (Date.now() > until) throw new Error("the cold list wrote no summary cache")
-      await new Promise((r) => setTimeout(r, 5))
-    }
+    // The summary cache (a shard per project folder) is written after the answer: wait for all of it, outside the timing.
+    await settleListCache(host.storage, 10_000)
     const [warmMs, warm] = await timed(() => host.call("claude", "listSessions", { limit: 1_000_000 }))
     Object.assign(out, { coldMs, warmMs, count: cold.sessions.length, warmCount: warm.sessions.length })
   } else {
