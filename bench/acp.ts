@@ -57,7 +57,13 @@ const debug = process.env.ACP_BENCH_DEBUG === "1"
 
 const ours = (name: string, bundle: string): Adapter => ({
   name,
-  command: (s) => [node24, bundle, "--data", join(s.root, "data")],
+  command: (s) => [
+    node24,
+    ...(process.env.ACP_BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+    bundle,
+    "--data",
+    join(s.root, "data"),
+  ],
 })
 const adapters: Adapter[] = [
   ours("ours", join(root, "dist/acp/main.mjs")),
@@ -93,7 +99,15 @@ const startAdapter = (
   const [cmd, ...args] = adapter.command(sandbox)
   const child = spawn(cmd!, args, {
     cwd: sandbox.ws,
-    env: { ...cliEnv(sandbox, server), ...env, ...adapter.env, ...(debug && { CVG_ACP_DEBUG: "1" }) },
+    env: {
+      ...cliEnv(sandbox, server),
+      ...env,
+      ...adapter.env,
+      ...(debug && { CVG_ACP_DEBUG: "1" }),
+      ...(process.env.CVG_ACP_PLUGIN_V8 !== undefined && {
+        CVG_ACP_PLUGIN_V8: process.env.CVG_ACP_PLUGIN_V8,
+      }),
+    },
     stdio: ["pipe", "pipe", debug ? "inherit" : "ignore"],
   })
   const tree = watchTree(child.pid!)
@@ -443,12 +457,19 @@ export const main = async () => {
     })
   const bare: number[] = []
   // Interleaved, so a burst of load on the shared machine falls on both.
-  // ACP_BENCH_ONLY=load: the load scenario alone, its figures printed (a quick look while working).
-  if (process.env.ACP_BENCH_ONLY === "load") {
+  // ACP_BENCH_ONLY=load (or memory: idle, then load): one scenario's figures per process, a quick look while working.
+  const only = process.env.ACP_BENCH_ONLY
+  if (only === "load" || only === "memory") {
     for (let run = 0; run < RUNS; run++)
       for (const adapter of adapters) {
+        if (only === "memory") {
+          const i = await idle(adapter)
+          console.log(`${adapter.name}: idle ${fmt(i.totalMb)} MB (${roles([i])})`)
+        }
         const l = await load(adapter)
-        console.log(`${adapter.name}: load ${fmt(l.ms)} ms, ${fmt(l.memory.totalMb)} MB (${roles([l.memory])})`)
+        console.log(
+          `${adapter.name}: load ${fmt(l.ms)} ms, ${fmt(l.memory.totalMb)} MB (${roles([l.memory])})`,
+        )
       }
     return
   }

@@ -74,6 +74,8 @@ export interface PluginProcessOptions {
   readonly broker: HostBroker
   /** The child died without `stop` (after its processes were ended). */
   readonly onExit: (exit: PluginExit) => void
+  /** V8 heap-size flags for the child (the ACP front end's memory settings); see childArgs. */
+  readonly v8Flags?: ReadonlyArray<string>
 }
 
 /** What a method's failure looks like to the host: the AgentFailure the plugin sent. */
@@ -130,7 +132,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   const { broker } = options
   const logger = broker.logger
   const code = await pluginCode(options.pluginDir, broker.manifest.main)
-  const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle), {
+  const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle, options.v8Flags), {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     serialization: "advanced",
     env: {},
