@@ -459,6 +459,14 @@ export const main = async () => {
   // Interleaved, so a burst of load on the shared machine falls on both.
   // ACP_BENCH_ONLY=load (or memory: idle, then load): one scenario's figures per process, a quick look while working.
   const only = process.env.ACP_BENCH_ONLY
+  if (only === "new") {
+    for (let run = 0; run < RUNS; run++)
+      for (const adapter of adapters) {
+        const f = await newAndFirstChunk(adapter)
+        console.log(`${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms`)
+      }
+    return
+  }
   if (only === "load" || only === "memory") {
     for (let run = 0; run < RUNS; run++)
       for (const adapter of adapters) {
