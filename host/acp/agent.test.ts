@@ -269,5 +269,24 @@ describe("the ACP agent over a scripted host", () => {
       expect(h.calls.map((c) => c.method)).not.toContain("prompt")
       client.close()
     })
+
+    it("after logout, session/new waits for the probe instead of the catalog last seen", async () => {
+      let signedIn = true
+      const h = scripted({
+        ...base,
+        initialize: () => (signedIn ? INFO : { ...INFO, status: "AuthRequired", statusMessage: "Log in" }),
+        signOut: () => {
+          signedIn = false
+        },
+      })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: INFO }).app)
+      await initialize(client)
+      await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      await client.agent.request("logout", {})
+      await expect(client.agent.request("session/new", { cwd: "/", mcpServers: [] })).rejects.toMatchObject({
+        code: -32000,
+      })
+      client.close()
+    })
   })
 })

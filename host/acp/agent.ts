@@ -96,8 +96,12 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         (h.call as (...a: unknown[]) => Promise<unknown>)(id, method, ...params),
       )) as Host["call"],
   }
-  /** The catalog `session/new` may answer from before the probe ends. */
-  const known = options.knownInfo?.status === "Ready" ? options.knownInfo : undefined
+  /**
+   * The catalog `session/new` may answer from before the probe ends: the
+   * info last probed (this process's latest, else the kept one), only while
+   * it says Ready; forgotten at sign-out.
+   */
+  let known = options.knownInfo?.status === "Ready" ? options.knownInfo : undefined
   const graceMs = options.cancelGraceMs ?? 8_000
   const sessions = new Map<string, AcpSession>()
   let client: acp.AgentContext | undefined
@@ -111,6 +115,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       (answer) => {
         probing = undefined
         info = answer
+        known = answer.status === "Ready" ? answer : undefined
         options.rememberInfo?.(answer)
         return answer
       },
@@ -487,6 +492,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     .onRequest("logout", async () => {
       await call("logout", () => host.call(agentId, "signOut"))
       info = undefined
+      known = undefined
       return {}
     })
     .onRequest("session/new", async ({ params }) => {
