@@ -20,7 +20,7 @@
  * `npm run bench -- acp`. Last line:
  * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
@@ -243,6 +243,14 @@ const idle = (adapter: Adapter) =>
     },
   )
 
+/** Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at exit, MB. */
+const bundleLoaded = (): number => {
+  const code = `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(require("node:fs").readFileSync("/proc/self/status", "utf8"))[1] + "\\n")); import(${JSON.stringify(join(root, "dist/acp/main.mjs"))})`
+  const out = spawnSync(node24, ["-e", code, "--", "--help"], { encoding: "utf8" })
+  const kb = /HWM (\d+)/.exec(out.stderr)?.[1]
+  return kb ? Number(kb) / 1024 : Number.NaN
+}
+
 /** A bare Node process, idle: the floor of any one process. */
 const bareNode = async (): Promise<number> => {
   const child = spawn(node24, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
@@ -456,6 +464,7 @@ export const main = async () => {
       bytes: 0,
     })
   const bare: number[] = []
+  const loaded: number[] = []
   // Interleaved, so a burst of load on the shared machine falls on both.
   // ACP_BENCH_ONLY=load (or memory: idle, then load): one scenario's figures per process, a quick look while working.
   const only = process.env.ACP_BENCH_ONLY
@@ -491,7 +500,10 @@ export const main = async () => {
       s.tWarm.push(f.tWarm)
       s.memory.push(f.memory)
       s.idle.push(await idle(adapter))
-      if (adapter === adapters[0]) bare.push(await bareNode())
+      if (adapter === adapters[0]) {
+        bare.push(await bareNode())
+        loaded.push(bundleLoaded())
+      }
     }
   const raw: number[] = []
   for (let run = 0; run < RUNS; run++) raw.push(await rawFirstChunk())
@@ -582,7 +594,7 @@ export const main = async () => {
   console.log(row(["  of which", roles(ours.loadMemory), roles(theirs.loadMemory), "", ""]))
   console.log(row(["session/load updates sent", ours.updates, theirs.updates, "", ""]))
   console.log(
-    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, two bare Nodes ${fmt(2 * m(bare))}\n`,
+    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, two bare Nodes ${fmt(2 * m(bare))}, Node with our ACP bundle evaluated (--help) ${fmt(m(loaded))}\n`,
   )
   console.log(row(["", "ours", "claude-agent-acp", "ours / theirs"]))
   console.log(row(["---", "---", "---", "---"]))
