@@ -288,5 +288,16 @@ describe("the ACP agent over a scripted host", () => {
       })
       client.close()
     })
+
+    it("closing a session answered from the catalog last seen does not wait for the probe", async () => {
+      const probe = slowProbe()
+      const h = scripted({ ...base, initialize: () => probe.probed })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: INFO }).app)
+      await initialize(client)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      await client.agent.request("session/close", { sessionId })
+      expect(h.calls.map((c) => c.method)).toContain("closeSession")
+      client.close()
+    })
   })
 })

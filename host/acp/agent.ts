@@ -343,6 +343,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
    * waits for the probe (a refusal, such as signed out, fails it then), and
    * the client hears of the live catalog's options when they differ.
    */
+  /** A session's own start, where its `ready` also waits for the probe. */
+  const startOf = new WeakMap<AcpSession, Promise<void>>()
   const followProbe = (session: AcpSession) => {
     const probe = ready()
     probe.then(
@@ -357,6 +359,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         }),
     )
     const start = session.ready
+    startOf.set(session, start)
     session.ready = Promise.all([start, probe]).then(() => undefined)
     session.ready.catch(() => {})
   }
@@ -387,7 +390,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     if (!session) return
     sessions.delete(sessionId)
     session.close()
-    await session.ready.catch(() => {})
+    // Its start, not the probe: closing never waits for a CLI that only probes the catalog.
+    await (startOf.get(session) ?? session.ready).catch(() => {})
     await host
       .call(agentId, "closeSession", { sessionId })
       .catch((e: unknown) => log(`closeSession: ${String(e)}`))
