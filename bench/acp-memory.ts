@@ -10,7 +10,8 @@
  *   counts with its own peak (VmHWM), and the figure is the sum of peaks
  *   (an upper bound on the tree's peak at any one instant).
  * - A process is a CLI when its executable is the `claude` binary; every
- *   other descendant is the adapter's, and is named in the breakdown.
+ *   other descendant is the adapter's, and is named in the breakdown (by
+ *   what it runs at its last sample, not between fork and exec).
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { basename } from "node:path"
@@ -90,7 +91,8 @@ export const watchTree = (root: number) => {
   const sample = () => {
     for (const pid of [root, ...descendants(root)]) {
       const known = seen.get(pid)
-      const role = known?.role ?? roleOf(pid, root)
+      // Asked again each time: a child seen between fork and exec still looks like its parent.
+      const role = roleOf(pid, root) ?? known?.role
       const peak = peakMb(pid)
       if (role === undefined || peak === undefined) continue
       seen.set(pid, { role, peak: Math.max(peak, known?.peak ?? 0) })
