@@ -10,7 +10,9 @@
  *   prompt (its CLI may still be starting) and the next one (the CLI runs:
  *   the adapter's own overhead, the headline), beside the raw CLI's user
  *   line → first text delta (the floor);
- * - the adapter process's own peak RSS (VmHWM; the CLI is another process);
+ * - the adapter's own peak RSS: the sum of the peaks (VmHWM) of the adapter
+ *   process and every descendant that is not a `claude` CLI (ours: the ACP
+ *   host and the plugin process), bench/acp-memory.ts;
  * - `session/load` of a long stored chat (LOAD_TURNS turns, written in the
  *   CLI's record format): time to the response and the adapter's peak RSS;
  * - the updates each emits for the demo scenario (testkit/demo.ts).
@@ -18,10 +20,11 @@
  * `npm run bench -- acp`. Last line:
  * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
+import { peakMb, type TreePeak, watchTree } from "./acp-memory.ts"
 import { allowFirst, childStream, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
 import {
   claudeBinary,
@@ -36,7 +39,9 @@ import {
 import { DEMO_ENV, DEMO_PROMPT, demoScenario } from "../testkit/demo.ts"
 import { type ModelServer, type Scenario, startModelServer, text } from "../testkit/model-server.ts"
 
-const RUNS = 5
+const RUNS = Number(process.env.ACP_BENCH_RUNS ?? 5)
+const LOAD_RUNS = Math.min(3, RUNS)
+const IDLE_MS = 1_500
 const LOAD_TURNS = 2_000
 const root = join(import.meta.dirname, "..")
 
@@ -47,33 +52,41 @@ interface Adapter {
 }
 
 let node24 = ""
+/** ACP_BENCH_DEBUG=1: the adapters' stderr (ours with CVG_ACP_DEBUG=1: its timings) on this one's. */
+const debug = process.env.ACP_BENCH_DEBUG === "1"
 
+const ours = (name: string, bundle: string): Adapter => ({
+  name,
+  command: (s) => [
+    node24,
+    ...(process.env.ACP_BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+    bundle,
+    "--data",
+    join(s.root, "data"),
+  ],
+})
 const adapters: Adapter[] = [
-  {
-    name: "ours",
-    command: (s) => [node24, join(root, "dist/acp/main.mjs"), "--data", join(s.root, "data")],
-  },
+  ours("ours", join(root, "dist/acp/main.mjs")),
   {
     name: "claude-agent-acp",
     command: () => [node24, join(root, "node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js")],
     env: { CLAUDE_CODE_EXECUTABLE: claudeBinary() },
   },
 ]
+// Before/after in one run: ACP_BENCH_BASELINE=<an older build of dist/acp/main.mjs, in a folder two below the checkout>.
+const baseline = process.env.ACP_BENCH_BASELINE
+if (baseline) adapters.push(ours("ours before", baseline))
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)] ?? Number.NaN
 }
 
-/** Peak resident set of one process, in MB. */
-const peakMb = (pid: number): number => {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
-  return m ? Number(m[1]) / 1024 : Number.NaN
-}
-
 interface Running {
   readonly child: ChildProcess
   readonly client: TestClient
+  /** The adapter's tree peak so far (it keeps sampling until stop). */
+  readonly memory: () => TreePeak
   readonly stop: () => Promise<void>
 }
 
@@ -86,9 +99,18 @@ const startAdapter = (
   const [cmd, ...args] = adapter.command(sandbox)
   const child = spawn(cmd!, args, {
     cwd: sandbox.ws,
-    env: { ...cliEnv(sandbox, server), ...env, ...adapter.env },
-    stdio: ["pipe", "pipe", "ignore"],
+    env: {
+      ...cliEnv(sandbox, server),
+      ...env,
+      ...adapter.env,
+      ...(debug && { CVG_ACP_DEBUG: "1" }),
+      ...(process.env.CVG_ACP_PLUGIN_V8 !== undefined && {
+        CVG_ACP_PLUGIN_V8: process.env.CVG_ACP_PLUGIN_V8,
+      }),
+    },
+    stdio: ["pipe", "pipe", debug ? "inherit" : "ignore"],
   })
+  const tree = watchTree(child.pid!)
   const client = makeTestClient(childStream(child))
   client.onPermission = allowFirst
   client.onElicitation = async (request) => {
@@ -100,15 +122,19 @@ const startAdapter = (
     }
     return { action: "accept", content }
   }
-  const stop = async () => {
-    client.close()
-    child.stdin?.end()
-    const exited = new Promise((r) => child.once("exit", r))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
-    await exited
-    clearTimeout(timer)
-  }
-  return { child, client, stop } satisfies Running
+  let memory: TreePeak | undefined
+  const exited = new Promise((r) => child.once("exit", r))
+  let stopping: Promise<void> | undefined
+  const stop = () =>
+    (stopping ??= (async () => {
+      memory ??= tree.stop()
+      client.close()
+      child.stdin?.end()
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000)
+      await exited
+      clearTimeout(timer)
+    })())
+  return { child, client, memory: () => (memory ??= tree.stop()), stop } satisfies Running
 }
 
 const withWorld = async <A>(
@@ -183,12 +209,56 @@ const newAndFirstChunk = (adapter: Adapter) =>
         await again
         const tWarm = performance.now() - t2
         await doneAgain
-        return { tNew, tFirst, tWarm, peak: peakMb(a.child.pid!) }
+        const memory = a.memory()
+        await a.stop()
+        // A later start in the same data folder and HOME: what an editor sees every time after the first.
+        const b = startAdapter(adapter, sandbox, server)
+        try {
+          const t3 = performance.now()
+          await initialize(b.client, { elicitation: true })
+          await b.client.agent.request("session/new", { cwd: sandbox.ws, mcpServers: [] })
+          return { tNew, tNewLater: performance.now() - t3, tFirst, tWarm, memory }
+        } finally {
+          await b.stop()
+        }
       } finally {
         await a.stop()
       }
     },
   )
+
+/** The adapter started and initialized, then idle for IDLE_MS: its floor with everything loaded. */
+const idle = (adapter: Adapter) =>
+  withWorld(
+    () => ({ main: [] }),
+    async (sandbox, server) => {
+      const a = startAdapter(adapter, sandbox, server)
+      try {
+        await initialize(a.client)
+        await new Promise((r) => setTimeout(r, IDLE_MS))
+        return a.memory()
+      } finally {
+        await a.stop()
+      }
+    },
+  )
+
+/** Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at exit, MB. */
+const bundleLoaded = (): number => {
+  const code = `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(require("node:fs").readFileSync("/proc/self/status", "utf8"))[1] + "\\n")); import(${JSON.stringify(join(root, "dist/acp/main.mjs"))})`
+  const out = spawnSync(node24, ["-e", code, "--", "--help"], { encoding: "utf8" })
+  const kb = /HWM (\d+)/.exec(out.stderr)?.[1]
+  return kb ? Number(kb) / 1024 : Number.NaN
+}
+
+/** A bare Node process, idle: the floor of any one process. */
+const bareNode = async (): Promise<number> => {
+  const child = spawn(node24, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+  await new Promise((r) => setTimeout(r, IDLE_MS))
+  const mb = peakMb(child.pid!) ?? Number.NaN
+  child.kill("SIGKILL")
+  return mb
+}
 
 /** The floor: the raw CLI's user line → first text delta. */
 const rawFirstChunk = () =>
@@ -289,11 +359,12 @@ const load = (adapter: Adapter) =>
       const bytes = writeLongChat(sandbox, LOAD_ID)
       const a = startAdapter(adapter, sandbox, server)
       try {
-        await initialize(a.client)
+        // From initialize, as for session/new: an adapter that answers initialize early still has to start.
         const t0 = performance.now()
+        await initialize(a.client)
         await a.client.agent.request("session/load", { sessionId: LOAD_ID, cwd: sandbox.ws, mcpServers: [] })
         const ms = performance.now() - t0
-        return { ms, peak: peakMb(a.child.pid!), updates: a.client.updates.length, bytes }
+        return { ms, memory: a.memory(), updates: a.client.updates.length, bytes }
       } finally {
         await a.stop()
       }
@@ -350,6 +421,12 @@ const demo = (adapter: Adapter) =>
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a")
 const row = (cells: Array<string | number>) => `| ${cells.join(" | ")} |`
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const m = (xs: number[]) => median(xs)
+const roles = (xs: TreePeak[]) => {
+  const names = [...new Set(xs.flatMap((x) => Object.keys(x.byRole)))].sort()
+  return names.map((n) => `${n} ${fmt(m(xs.map((x) => x.byRole[n] ?? 0)))}`).join(" + ")
+}
 
 export const main = async () => {
   node24 = execFileSync(process.execPath, [join(root, "scripts/current-node.mjs")], {
@@ -357,39 +434,114 @@ export const main = async () => {
   }).trim()
   execFileSync(process.execPath, [join(root, "scripts/build-acp.mjs")], { stdio: "inherit" })
   console.log(
-    `acp bench: both adapters on ${execFileSync(node24, ["--version"], { encoding: "utf8" }).trim()}, CLI ${claudeBinary()}`,
+    `acp bench: both adapters on ${execFileSync(node24, ["--version"], { encoding: "utf8" }).trim()}, CLI ${claudeBinary()}, load average ${loadAverage()}`,
   )
 
-  const figures: Record<string, { tNew: number[]; tFirst: number[]; tWarm: number[]; peak: number[] }> = {}
+  type Figures = {
+    tNew: number[]
+    tNewLater: number[]
+    tFirst: number[]
+    tWarm: number[]
+    memory: TreePeak[]
+    idle: TreePeak[]
+    loadMs: number[]
+    loadMemory: TreePeak[]
+    updates: number
+    bytes: number
+  }
+  const figures: Record<string, Figures> = {}
+  const slot = (name: string) =>
+    (figures[name] ??= {
+      tNew: [],
+      tNewLater: [],
+      tFirst: [],
+      tWarm: [],
+      memory: [],
+      idle: [],
+      loadMs: [],
+      loadMemory: [],
+      updates: 0,
+      bytes: 0,
+    })
+  const bare: number[] = []
+  const loaded: number[] = []
+  // Interleaved, so a burst of load on the shared machine falls on both.
+  // ACP_BENCH_ONLY=load (or memory: idle, then load): one scenario's figures per process, a quick look while working.
+  const only = process.env.ACP_BENCH_ONLY
+  if (only === "new") {
+    for (let run = 0; run < RUNS; run++)
+      for (const adapter of adapters) {
+        const f = await newAndFirstChunk(adapter)
+        console.log(`${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms`)
+      }
+    return
+  }
+  if (only === "load" || only === "memory") {
+    for (let run = 0; run < RUNS; run++)
+      for (const adapter of adapters) {
+        if (only === "memory") {
+          const i = await idle(adapter)
+          console.log(`${adapter.name}: idle ${fmt(i.totalMb)} MB (${roles([i])})`)
+        }
+        const l = await load(adapter)
+        console.log(
+          `${adapter.name}: load ${fmt(l.ms)} ms, ${fmt(l.memory.totalMb)} MB (${roles([l.memory])})`,
+        )
+      }
+    return
+  }
   for (let run = 0; run < RUNS; run++)
     for (const adapter of adapters) {
       const f = await newAndFirstChunk(adapter)
-      figures[adapter.name] ??= { tNew: [], tFirst: [], tWarm: [], peak: [] }
-      const slot = figures[adapter.name]!
-      slot.tNew.push(f.tNew)
-      slot.tFirst.push(f.tFirst)
-      slot.tWarm.push(f.tWarm)
-      slot.peak.push(f.peak)
+      const s = slot(adapter.name)
+      s.tNew.push(f.tNew)
+      s.tNewLater.push(f.tNewLater)
+      s.tFirst.push(f.tFirst)
+      s.tWarm.push(f.tWarm)
+      s.memory.push(f.memory)
+      s.idle.push(await idle(adapter))
+      if (adapter === adapters[0]) {
+        bare.push(await bareNode())
+        loaded.push(bundleLoaded())
+      }
     }
   const raw: number[] = []
   for (let run = 0; run < RUNS; run++) raw.push(await rawFirstChunk())
-
-  const loads: Record<string, { ms: number; peak: number; updates: number; bytes: number }> = {}
-  for (const adapter of adapters) loads[adapter.name] = await load(adapter)
+  for (let run = 0; run < LOAD_RUNS; run++)
+    for (const adapter of adapters) {
+      const l = await load(adapter)
+      const s = slot(adapter.name)
+      s.loadMs.push(l.ms)
+      s.loadMemory.push(l.memory)
+      s.updates = l.updates
+      s.bytes = l.bytes
+    }
   const demos: Record<string, Emitted> = {}
-  for (const adapter of adapters) demos[adapter.name] = await demo(adapter)
+  for (const adapter of adapters.slice(0, 2)) demos[adapter.name] = await demo(adapter)
 
   const [ours, theirs] = [figures.ours!, figures["claude-agent-acp"]!]
-  const m = (xs: number[]) => median(xs)
-  console.log(`\nmedians of ${RUNS} fresh processes each (ms, MB)\n`)
+  const ratio = (a: number[], b: number[]) => fmt(m(a) / m(b), 2)
+  const total = (xs: TreePeak[]) => xs.map((x) => x.totalMb)
+  console.log(
+    `\nmedians of ${RUNS} fresh processes each (load: ${LOAD_RUNS}), ms and MB; load average now ${loadAverage()}\n`,
+  )
   console.log(row(["", "ours", "claude-agent-acp", "ours / theirs", "raw CLI"]))
   console.log(row(["---", "---", "---", "---", "---"]))
   console.log(
     row([
-      "initialize → session/new (ms)",
+      "initialize → session/new, first start in a fresh data folder (ms)",
       fmt(m(ours.tNew)),
       fmt(m(theirs.tNew)),
-      fmt(m(ours.tNew) / m(theirs.tNew), 2),
+      ratio(ours.tNew, theirs.tNew),
+      "",
+    ]),
+  )
+  console.log(
+    row([
+      "initialize → session/new, a later start (ms)",
+      fmt(m(ours.tNewLater)),
+      fmt(m(theirs.tNewLater)),
+      ratio(ours.tNewLater, theirs.tNewLater),
       "",
     ]),
   )
@@ -398,7 +550,7 @@ export const main = async () => {
       "first prompt → first agent_message_chunk, CLI starting (ms)",
       fmt(m(ours.tFirst)),
       fmt(m(theirs.tFirst)),
-      fmt(m(ours.tFirst) / m(theirs.tFirst), 2),
+      ratio(ours.tFirst, theirs.tFirst),
       "",
     ]),
   )
@@ -407,33 +559,79 @@ export const main = async () => {
       "next prompt → first agent_message_chunk (ms)",
       fmt(m(ours.tWarm)),
       fmt(m(theirs.tWarm)),
-      fmt(m(ours.tWarm) / m(theirs.tWarm), 2),
+      ratio(ours.tWarm, theirs.tWarm),
       `${fmt(m(raw))} (ours ${m(ours.tWarm) >= m(raw) ? "+" : ""}${fmt(m(ours.tWarm) - m(raw))})`,
     ]),
   )
   console.log(
     row([
-      "adapter peak RSS, one prompt (MB)",
-      fmt(m(ours.peak)),
-      fmt(m(theirs.peak)),
-      fmt(m(ours.peak) / m(theirs.peak), 2),
+      "adapter peak RSS, one prompt: sum over its non-CLI processes (MB)",
+      fmt(m(total(ours.memory))),
+      fmt(m(total(theirs.memory))),
+      ratio(total(ours.memory), total(theirs.memory)),
       "",
     ]),
   )
-  const [lo, lt] = [loads.ours!, loads["claude-agent-acp"]!]
+  console.log(row(["  of which", roles(ours.memory), roles(theirs.memory), "", ""]))
   console.log(
     row([
-      `session/load, ${LOAD_TURNS} turns, ${fmt(lo.bytes / 1e6, 1)} MB (ms)`,
-      fmt(lo.ms),
-      fmt(lt.ms),
-      fmt(lo.ms / lt.ms, 2),
+      `session/load, ${LOAD_TURNS} turns, ${fmt(ours.bytes / 1e6, 1)} MB (ms)`,
+      fmt(m(ours.loadMs)),
+      fmt(m(theirs.loadMs)),
+      ratio(ours.loadMs, theirs.loadMs),
       "",
     ]),
   )
   console.log(
-    row(["session/load adapter peak RSS (MB)", fmt(lo.peak), fmt(lt.peak), fmt(lo.peak / lt.peak, 2), ""]),
+    row([
+      "session/load adapter peak RSS, summed (MB)",
+      fmt(m(total(ours.loadMemory))),
+      fmt(m(total(theirs.loadMemory))),
+      ratio(total(ours.loadMemory), total(theirs.loadMemory)),
+      "",
+    ]),
   )
-  console.log(row(["session/load updates sent", lo.updates, lt.updates, "", ""]))
+  console.log(row(["  of which", roles(ours.loadMemory), roles(theirs.loadMemory), "", ""]))
+  console.log(row(["session/load updates sent", ours.updates, theirs.updates, "", ""]))
+  console.log(
+    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, two bare Nodes ${fmt(2 * m(bare))}, Node with our ACP bundle evaluated (--help) ${fmt(m(loaded))}\n`,
+  )
+  console.log(row(["", "ours", "claude-agent-acp", "ours / theirs"]))
+  console.log(row(["---", "---", "---", "---"]))
+  console.log(
+    row([
+      `initialized, idle ${IDLE_MS} ms, summed`,
+      fmt(m(total(ours.idle))),
+      fmt(m(total(theirs.idle))),
+      ratio(total(ours.idle), total(theirs.idle)),
+    ]),
+  )
+  console.log(row(["  of which", roles(ours.idle), roles(theirs.idle), ""]))
+  console.log(
+    row([
+      "CLI processes seen while idle (not counted)",
+      m(ours.idle.map((x) => x.clis)),
+      m(theirs.idle.map((x) => x.clis)),
+      "",
+    ]),
+  )
+
+  const before = figures["ours before"]
+  if (before) {
+    console.log(`\nbefore / after, interleaved in this run (ours before: ${baseline})\n`)
+    console.log(row(["", "ours before", "ours", "after / before"]))
+    console.log(row(["---", "---", "---", "---"]))
+    const pairs: Array<[string, number[], number[]]> = [
+      ["initialize → session/new, first start (ms)", before.tNew, ours.tNew],
+      ["initialize → session/new, a later start (ms)", before.tNewLater, ours.tNewLater],
+      ["next prompt → first chunk (ms)", before.tWarm, ours.tWarm],
+      ["peak RSS, one prompt, summed (MB)", total(before.memory), total(ours.memory)],
+      ["initialized and idle, summed (MB)", total(before.idle), total(ours.idle)],
+      ["session/load (ms)", before.loadMs, ours.loadMs],
+      ["session/load peak RSS, summed (MB)", total(before.loadMemory), total(ours.loadMemory)],
+    ]
+    for (const [label, b, a] of pairs) console.log(row([label, fmt(m(b)), fmt(m(a)), ratio(a, b)]))
+  }
 
   console.log(`\ndemo scenario ("${DEMO_PROMPT}"), the updates each adapter emitted\n`)
   const [d1, d2] = [demos.ours!, demos["claude-agent-acp"]!]
@@ -450,6 +648,6 @@ export const main = async () => {
   console.log(row(["agent_message_chunk updates", d1.chunks, d2.chunks]))
 
   console.log(
-    `\nacp: new ${fmt(m(ours.tNew) / m(theirs.tNew), 2)}x, first chunk ${fmt(m(ours.tWarm) / m(theirs.tWarm), 2)}x, memory ${fmt(m(ours.peak) / m(theirs.peak), 2)}x, load ${fmt(lo.ms / lt.ms, 2)}x`,
+    `\nacp: new ${ratio(ours.tNewLater, theirs.tNewLater)}x, first chunk ${ratio(ours.tWarm, theirs.tWarm)}x, memory ${ratio(total(ours.memory), total(theirs.memory))}x, load ${ratio(ours.loadMs, theirs.loadMs)}x`,
   )
 }

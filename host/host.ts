@@ -36,6 +36,8 @@ export interface StartHostOptions extends Omit<BrokerOptions, "hostDataDir" | "h
    * wall but the broker's: for unit tests only.
    */
   readonly isolation?: "process" | "in-process"
+  /** V8 heap-size flags for the plugin process (host/plugin-process/child-flags.ts). */
+  readonly pluginV8Flags?: ReadonlyArray<string>
 }
 
 /** Every method of an agent provider, by its camelCase name. */
@@ -186,7 +188,12 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
   const running = (): Promise<PluginProcess> => {
     if (plugin) return Promise.resolve(plugin)
     if (closed) return Promise.reject(new Error(`${manifest.id}: the host is closed`))
-    starting ??= startPluginProcess({ pluginDir, broker, onExit: died }).then(
+    starting ??= startPluginProcess({
+      pluginDir,
+      broker,
+      onExit: died,
+      ...(options.pluginV8Flags && { v8Flags: options.pluginV8Flags }),
+    }).then(
       (started) => (plugin = started),
       (error: unknown) => {
         starting = null

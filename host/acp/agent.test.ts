@@ -1,7 +1,8 @@
 /**
  * The ACP agent over a scripted host (a real event hub, `call` answered by the
  * test): what the end-to-end tests cannot time exactly — a request the CLI
- * withdraws, a cancel the run never answers, a start that fails.
+ * withdraws, a cancel the run never answers, a start that fails, and the
+ * order of answers while the host starts and the catalog probe runs.
  */
 import { describe, expect, it } from "vitest"
 import type { AgentEvent, AgentInfo } from "../../sdk/protocol.ts"
@@ -137,5 +138,166 @@ describe("the ACP agent over a scripted host", () => {
     })
     expect(h.calls.map((c) => c.method)).toContain("closeSession")
     client.close()
+  })
+
+  describe("while the host starts and the catalog probe runs", () => {
+    /** The catalog a probe answers: model choices as given, the approval mode as above. */
+    const catalog = (models: string[]): AgentInfo => ({
+      ...INFO,
+      options: [
+        ...INFO.options,
+        {
+          id: "model",
+          label: "Model",
+          kind: "select",
+          choices: models.map((value) => ({ value, label: value })),
+          default: models[0]!,
+        },
+      ],
+    })
+    /** A probe the test ends: `initialize` waits until `answer` is called. */
+    const slowProbe = () => {
+      let answer!: (info: AgentInfo) => void
+      const probed = new Promise<AgentInfo>((r) => (answer = r))
+      return { probed, answer }
+    }
+    const modelOf = (options: ReadonlyArray<{ id: string; options?: unknown }> | null | undefined) =>
+      (options ?? [])
+        .filter((o) => o.id === "model")
+        .flatMap((o) => (o.options as Array<{ value: string }>).map((c) => c.value))
+
+    it("answers initialize before the host has started, and calls it once it has", async () => {
+      const h = scripted(base)
+      let started!: (host: Host) => void
+      const host = new Promise<Host>((r) => (started = r))
+      const client = makeTestClient(makeAcpAgent({ host, agentId: "claude" }).app)
+      const init = await initialize(client)
+      expect(init.protocolVersion).toBe(1)
+      expect(h.calls).toHaveLength(0)
+      started(h.host)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      expect(sessionId).toBeTruthy()
+      expect(h.calls.map((c) => c.method)).toEqual(expect.arrayContaining(["initialize", "createSession"]))
+      client.close()
+    })
+
+    it("answers session/new from the catalog last seen, then sends the probe's when it differs", async () => {
+      const probe = slowProbe()
+      const h = scripted({ ...base, initialize: () => probe.probed })
+      const remembered: AgentInfo[] = []
+      const client = makeTestClient(
+        makeAcpAgent({
+          host: h.host,
+          agentId: "claude",
+          knownInfo: catalog(["opus"]),
+          rememberInfo: (info) => remembered.push(info),
+        }).app,
+      )
+      await initialize(client)
+      const answer = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      expect(modelOf(answer.configOptions)).toEqual(["opus"])
+      const seen = client.updates.length
+      probe.answer(catalog(["opus", "sonnet"]))
+      const update = await client.waitFor(
+        (r) => r.update.sessionUpdate === "config_option_update" && client.updates.indexOf(r) >= seen,
+        5_000,
+      )
+      const options = (update.update as { configOptions: Array<{ id: string; options?: unknown }> })
+        .configOptions
+      expect(modelOf(options)).toEqual(["opus", "sonnet"])
+      expect(remembered.map((i) => i.options.find((o) => o.id === "model")?.choices?.length)).toEqual([2])
+      client.close()
+    })
+
+    it("sends no config_option_update when the probe's catalog is the one answered", async () => {
+      const probe = slowProbe()
+      const h = scripted({ ...base, initialize: () => probe.probed })
+      const client = makeTestClient(
+        makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: catalog(["opus"]) }).app,
+      )
+      await initialize(client)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      probe.answer(catalog(["opus"]))
+      await new Promise((r) => setTimeout(r, 50))
+      expect(client.of(sessionId, "config_option_update")).toHaveLength(0)
+      client.close()
+    })
+
+    it("a value chosen before the probe ends is checked against the probe's catalog, then applied", async () => {
+      const probe = slowProbe()
+      const h = scripted({ ...base, initialize: () => probe.probed, setOption: () => undefined })
+      const client = makeTestClient(
+        makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: catalog(["opus", "haiku"]) }).app,
+      )
+      await initialize(client)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      // sonnet is only in the live catalog, haiku only in the one last seen.
+      const sonnet = client.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "model",
+        value: "sonnet",
+      })
+      const haiku = client.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "model",
+        value: "haiku",
+      })
+      await new Promise((r) => setTimeout(r, 30))
+      expect(h.calls.map((c) => c.method)).not.toContain("setOption")
+      probe.answer(catalog(["opus", "sonnet"]))
+      const applied = await sonnet
+      expect(applied.configOptions.find((o) => o.id === "model")?.currentValue).toBe("sonnet")
+      await expect(haiku).rejects.toMatchObject({ code: -32602 })
+      expect(h.calls.filter((c) => c.method === "setOption").map((c) => c.params.value)).toEqual(["sonnet"])
+      client.close()
+    })
+
+    it("a session answered from the catalog last seen fails its prompt when the probe finds the account signed out", async () => {
+      const probe = slowProbe()
+      const h = scripted({
+        ...base,
+        initialize: () => probe.probed,
+        prompt: () => ({ run_id: "r1", steered: false }),
+      })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: INFO }).app)
+      await initialize(client)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      probe.answer({ ...INFO, status: "AuthRequired", statusMessage: "Log in" })
+      await expect(
+        client.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] }),
+      ).rejects.toMatchObject({ code: -32000 })
+      expect(h.calls.map((c) => c.method)).not.toContain("prompt")
+      client.close()
+    })
+
+    it("after logout, session/new waits for the probe instead of the catalog last seen", async () => {
+      let signedIn = true
+      const h = scripted({
+        ...base,
+        initialize: () => (signedIn ? INFO : { ...INFO, status: "AuthRequired", statusMessage: "Log in" }),
+        signOut: () => {
+          signedIn = false
+        },
+      })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: INFO }).app)
+      await initialize(client)
+      await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      await client.agent.request("logout", {})
+      await expect(client.agent.request("session/new", { cwd: "/", mcpServers: [] })).rejects.toMatchObject({
+        code: -32000,
+      })
+      client.close()
+    })
+
+    it("closing a session answered from the catalog last seen does not wait for the probe", async () => {
+      const probe = slowProbe()
+      const h = scripted({ ...base, initialize: () => probe.probed })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: INFO }).app)
+      await initialize(client)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      await client.agent.request("session/close", { sessionId })
+      expect(h.calls.map((c) => c.method)).toContain("closeSession")
+      client.close()
+    })
   })
 })

@@ -15,6 +15,13 @@
  *   conversation at the next prompt.
  * - Closing the connection closes every session it opened (the host then
  *   ends their processes).
+ * - No answer waits for a CLI start when it need not: the host may still be
+ *   starting when `initialize` arrives (every call waits for it), and
+ *   `session/new` answers from the catalog last seen (`knownInfo`) while the
+ *   probe runs; when the probe's catalog differs, the session's
+ *   `config_option_update` follows. What needs the catalog (prompts, mode
+ *   and option changes) waits for the probe, so a value chosen early is
+ *   checked against the live catalog before the provider gets it.
  * Approvals and questions are asks.ts's; the pure mappings live beside it.
  */
 import { randomUUID } from "node:crypto"
@@ -34,8 +41,16 @@ import { AcpSession, type PromptEnd } from "./session.ts"
 import { type Update, type UpdateState, updatesOf } from "./updates.ts"
 
 export interface AcpAgentOptions {
-  readonly host: Host
+  /** The host, or its start (the client's `initialize` need not wait for it). */
+  readonly host: Host | Promise<Host>
   readonly agentId: string
+  /**
+   * The agent's info as last seen (main.ts: a file in the data folder):
+   * `session/new` answers from it while the probe runs. Used only when it
+   * was Ready; `rememberInfo` gets every probe answer to keep.
+   */
+  readonly knownInfo?: AgentInfo
+  readonly rememberInfo?: (info: AgentInfo) => void
   /** Set the MCP config the next launched process gets (`CLAUDE_MCP_CONFIG`). */
   readonly setMcpConfig?: (json: string | undefined) => void
   /** The demo: every session runs in this folder, whatever the client asks. */
@@ -76,8 +91,21 @@ export interface AcpAgent {
 }
 
 export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
-  const { host, agentId } = options
+  const { agentId } = options
   const log = options.log ?? (() => {})
+  const started = Promise.resolve(options.host)
+  const host = {
+    call: ((id: string, method: never, ...params: never[]) =>
+      started.then((h) =>
+        (h.call as (...a: unknown[]) => Promise<unknown>)(id, method, ...params),
+      )) as Host["call"],
+  }
+  /**
+   * The catalog `session/new` may answer from before the probe ends: the
+   * info last probed (this process's latest, else the kept one), only while
+   * it says Ready; forgotten at sign-out.
+   */
+  let known = options.knownInfo?.status === "Ready" ? options.knownInfo : undefined
   const graceMs = options.cancelGraceMs ?? 8_000
   const sessions = new Map<string, AcpSession>()
   const auto =
@@ -101,6 +129,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       (answer) => {
         probing = undefined
         info = answer
+        known = answer.status === "Ready" ? answer : undefined
+        options.rememberInfo?.(answer)
         return answer
       },
       (error: unknown) => {
@@ -191,24 +221,38 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     if (current === undefined) return
     if (next[APPROVAL_OPTION] !== before[APPROVAL_OPTION] && typeof next[APPROVAL_OPTION] === "string")
       void session.notify({ sessionUpdate: "current_mode_update", currentModeId: next[APPROVAL_OPTION] })
-    const others = Object.keys(next).filter((k) => k !== APPROVAL_OPTION && next[k] !== before[k])
-    if (others.length > 0)
-      void session.notify({
-        sessionUpdate: "config_option_update",
-        configOptions: configOptionsOf(current, next),
-      })
+    tellConfig(session, current)
   }
 
-  host.events.subscribe((hostEvent) => {
-    if (hostEvent.kind === "info_changed" && hostEvent.agentId === agentId) info = undefined
-    if (hostEvent.kind !== "agent_event" || hostEvent.agentId !== agentId) return
-    const event = hostEvent.event
-    if (options.debug)
-      log(`event ${event.type} ${event.session_id}${"run_id" in event ? ` run ${event.run_id}` : ""}`)
-    const session = sessions.get(event.session_id)
-    if (session) onEvent(session, event)
-    if (session) auto?.onEvent(event)
-  })
+  /** The config options each session's client was last told (its answer, or the last update). */
+  const toldConfig = new WeakMap<AcpSession, string>()
+  const configFor = (session: AcpSession, current: AgentInfo) => {
+    const configOptions = configOptionsOf(current, session.values)
+    toldConfig.set(session, JSON.stringify(configOptions))
+    return configOptions
+  }
+  /** Send `config_option_update` when the options (catalog or values) differ from what the client has. */
+  const tellConfig = (session: AcpSession, current: AgentInfo) => {
+    const told = toldConfig.get(session)
+    const configOptions = configFor(session, current)
+    if (told !== JSON.stringify(configOptions))
+      void session.notify({ sessionUpdate: "config_option_update", configOptions })
+  }
+
+  void started.then(
+    (h) =>
+      h.events.subscribe((hostEvent) => {
+        if (hostEvent.kind === "info_changed" && hostEvent.agentId === agentId) info = undefined
+        if (hostEvent.kind !== "agent_event" || hostEvent.agentId !== agentId) return
+        const event = hostEvent.event
+        if (options.debug)
+          log(`event ${event.type} ${event.session_id}${"run_id" in event ? ` run ${event.run_id}` : ""}`)
+        const session = sessions.get(event.session_id)
+        if (session) onEvent(session, event)
+        if (session) auto?.onEvent(event)
+      }),
+    () => {},
+  )
 
   const { askApproval, askQuestion } = makeAsks({
     host,
@@ -305,8 +349,43 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     session.values = { ...defaultsOf(current), ...session.values }
     return {
       modes: modesOf(current, session.values),
-      configOptions: configOptionsOf(current, session.values),
+      configOptions: configFor(session, current),
     }
+  }
+
+  /**
+   * A session answered from the catalog last seen: what needs the catalog
+   * waits for the probe (a refusal, such as signed out, fails it then), and
+   * the client hears of the live catalog's options when they differ.
+   */
+  /** A session's own start, where its `ready` also waits for the probe. */
+  const startOf = new WeakMap<AcpSession, Promise<void>>()
+  const followProbe = (session: AcpSession) => {
+    const probe = ready()
+    probe.then(
+      (live) => tellConfig(session, live),
+      (error: unknown) =>
+        void session.notify({
+          sessionUpdate: "agent_message_chunk",
+          content: {
+            type: "text",
+            text: `> ✗ ${error instanceof Error ? error.message : String(error)}\n\n`,
+          },
+        }),
+    )
+    const start = session.ready
+    startOf.set(session, start)
+    session.ready = Promise.all([start, probe]).then(() => undefined)
+    session.ready.catch(() => {})
+  }
+
+  /** Answer with the live catalog (checked), else the one last seen (then follow the probe), else wait for the probe. */
+  const answer = async (session: AcpSession) => {
+    const now = info ?? known
+    if (now === undefined || now === info) return stateOf(session, await ready())
+    const state = stateOf(session, now)
+    followProbe(session)
+    return state
   }
 
   const ready = async () => {
@@ -326,7 +405,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     if (!session) return
     sessions.delete(sessionId)
     session.close()
-    await session.ready.catch(() => {})
+    // Its start, not the probe: closing never waits for a CLI that only probes the catalog.
+    await (startOf.get(session) ?? session.ready).catch(() => {})
     await host
       .call(agentId, "closeSession", { sessionId })
       .catch((e: unknown) => log(`closeSession: ${String(e)}`))
@@ -351,8 +431,8 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     })
     .onRequest("initialize", async ({ params }) => {
       clientCaps = params.clientCapabilities ?? {}
-      // The catalog probe runs from the start (below); initialize does not wait for it.
-      const current = info
+      // The catalog probe runs from the start (above); initialize does not wait for it.
+      const current = info ?? known
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentInfo: {
@@ -432,6 +512,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     .onRequest("logout", async () => {
       await call("logout", () => host.call(agentId, "signOut"))
       info = undefined
+      known = undefined
       return {}
     })
     .onRequest("session/new", async ({ params }) => {
@@ -441,22 +522,21 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
       const session = serve("session/new", sessionId, cwd, params.mcpServers, () =>
         host.call(agentId, "createSession", { cwd, sessionId }),
       )
-      const current = await ready().catch(async (error: unknown) => {
+      const state = await answer(session).catch(async (error: unknown) => {
         await closeSession(sessionId)
         throw error
       })
-      return { sessionId, ...stateOf(session, current) }
+      return { sessionId, ...state }
     })
     .onRequest("session/load", async ({ params }) => {
-      // The replay does not need the catalog: it runs while the probe finishes.
-      const probe = ready()
-      probe.catch(() => {})
       const cwd = workspace(params.cwd)
       const sessionId = params.sessionId
       await closeSession(sessionId)
+      const t0 = performance.now()
       const transcript = await call("session/load", () =>
         host.call(agentId, "readSession", { sessionId, cwd }),
       )
+      const t1 = performance.now()
       const replaying = new AcpSession(sessionId, cwd, {}, send(sessionId), log)
       let n = 0
       for (const update of replayUpdates(replaying.updates, transcript.items)) {
@@ -465,6 +545,10 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         else void replaying.notify(update)
       }
       await replaying.flushed()
+      if (options.debug)
+        log(
+          `session/load: read_session ${Math.round(t1 - t0)} ms (${transcript.items.length} items), ${n} updates mapped and written ${Math.round(performance.now() - t1)} ms`,
+        )
       const session = serve(
         "session/load",
         sessionId,
@@ -473,25 +557,25 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         () => host.call(agentId, "resumeSession", { sessionId, cwd }),
         replaying.updates,
       )
-      const current = await probe.catch(async (error: unknown) => {
+      // The replay did not need the catalog: the probe ran meanwhile.
+      return answer(session).catch(async (error: unknown) => {
         await closeSession(sessionId)
         throw error
       })
-      return stateOf(session, current)
     })
     .onRequest("session/resume", async ({ params }) => {
-      const current = await ready()
       const cwd = workspace(params.cwd)
       const sessionId = params.sessionId
       const live = sessions.get(sessionId)
-      if (live) return stateOf(live, current)
+      if (live) return stateOf(live, await ready())
+      if (info || !known) await ready()
       const session = serve("session/resume", sessionId, cwd, params.mcpServers, () =>
         host.call(agentId, "resumeSession", { sessionId, cwd }),
       )
-      return stateOf(session, current)
+      return answer(session)
     })
     .onRequest("session/fork", async ({ params }) => {
-      const current = await ready()
+      if (info || !known) await ready()
       const cwd = workspace(params.cwd)
       const origin = params.sessionId
       const newSessionId = randomUUID()
@@ -500,7 +584,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         await waitOrigin
         return host.call(agentId, "forkSession", { sessionId: origin, newSessionId, cwd })
       })
-      return { sessionId: newSessionId, ...stateOf(session, current) }
+      return { sessionId: newSessionId, ...(await answer(session)) }
     })
     .onRequest("session/list", async ({ params }) => {
       const cwd = params.cwd ?? undefined
@@ -565,7 +649,7 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
         host.call(agentId, "setOption", { sessionId: session.id, optionId: params.configId, value }),
       )
       session.values = { ...session.values, [params.configId]: value }
-      return { configOptions: configOptionsOf(current, session.values) }
+      return { configOptions: configFor(session, current) }
     })
     .onRequest("session/prompt", async ({ params }) => {
       const session = need(params.sessionId)

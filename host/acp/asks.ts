@@ -25,7 +25,8 @@ import type { AcpSession } from "./session.ts"
 import { acpKind, parentMeta } from "./updates.ts"
 
 export interface AsksOptions {
-  readonly host: Host
+  /** The host's `call` (the host may still be starting: calls wait for it). */
+  readonly host: Pick<Host, "call">
   readonly agentId: string
   readonly log: (message: string) => void
   /** The connection's client, once connected. */

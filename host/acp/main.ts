@@ -6,6 +6,11 @@
  * every session closes and the host ends every `claude` process it started,
  * then the process exits.
  *
+ * The connection is served from the first moment: the host (and its plugin
+ * process) starts alongside the client's `initialize`, and the agent's
+ * info from the last probe is kept in `<data>/acp/agent-info.json`, so
+ * `session/new` need not wait for a CLI start (agent.ts).
+ *
  *   npm run acp                      the default account (your Claude login, or ANTHROPIC_API_KEY)
  *   npm run acp -- --demo            the offline demo: testkit's scripted model on 127.0.0.1
  *   npm run acp -- --account <id>    a stored account (agent claude:<id>)
@@ -16,19 +21,20 @@
  * with plain `node`, the plugin beside it in dist/acp/plugin/.
  */
 import { spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
-import { Readable, Writable } from "node:stream"
+import { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import * as acp from "@agentclientprotocol/sdk/unstable"
 import { parseAutoContinueMode } from "../auto-continue.ts"
-import { startHost } from "../host.ts"
+import type { AgentInfo } from "../../sdk/protocol.ts"
+import { type Host, startHost } from "../host.ts"
 import { type DemoWorld, startDemoWorld } from "../tui/demo-env.ts"
 import { loginPath } from "../tui/login.ts"
 import { makeAcpAgent } from "./agent.ts"
 import { mcpEnvSetter } from "./mcp.ts"
+import { type BatchedStdio, batchedStdio } from "./stdout.ts"
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** host/acp/ or dist/acp/: the repository is two folders up either way. */
@@ -49,6 +55,13 @@ const USAGE = `npm run acp [-- options]   (or: node dist/acp/main.mjs [options])
                     at its reset (identified: claude.ai accounts only; any: also keys and tokens)
 `
 
+/** stdin and stdout carry the protocol, written in batches (stdout.ts); flushed before every exit. */
+let stdio: BatchedStdio | undefined
+const exit = (code: number) => {
+  stdio?.flush()
+  process.exit(code)
+}
+
 const say = (line: string) => process.stderr.write(`[acp] ${line}\n`)
 
 const version = (): string => {
@@ -56,6 +69,46 @@ const version = (): string => {
     return (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version
   } catch {
     return "0"
+  }
+}
+
+/**
+ * The plugin process's heap: young generation capped at 1 MB a half (V8's
+ * default grows to 16), measured by `npm run bench -- acp`: −5 MB idle,
+ * −25 MB through a long session/load, no measurable cost in time.
+ * CVG_ACP_PLUGIN_V8 replaces it (heap-size flags only; "" for V8's defaults).
+ */
+const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1")
+  .split(" ")
+  .filter(Boolean)
+
+/** The agent info last probed, per agent id: read at start, rewritten (atomically) when a probe answers. */
+const infoFile = (dataDir: string) => join(dataDir, "acp", "agent-info.json")
+
+const readKnownInfo = (dataDir: string, agentId: string): AgentInfo | undefined => {
+  try {
+    const all = JSON.parse(readFileSync(infoFile(dataDir), "utf8")) as Record<string, unknown>
+    const info = all[agentId] as Partial<AgentInfo> | undefined
+    // A file from another version, or hand-edited: used only when it has the shape answers need.
+    if (info && typeof info.status === "string" && Array.isArray(info.options) && Array.isArray(info.models))
+      return info as AgentInfo
+  } catch {}
+  return undefined
+}
+
+const rememberInfo = (dataDir: string, agentId: string) => (info: AgentInfo) => {
+  const file = infoFile(dataDir)
+  try {
+    let all: Record<string, unknown> = {}
+    try {
+      all = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>
+    } catch {}
+    if (JSON.stringify(all[agentId]) === JSON.stringify(info)) return
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ...all, [agentId]: info }))
+    renameSync(`${file}.tmp`, file)
+  } catch (error) {
+    say(`could not keep the agent's info in ${file}: ${String(error)}`)
   }
 }
 
@@ -98,17 +151,20 @@ const main = async (): Promise<number> => {
   let world: DemoWorld | undefined
   let env: Record<string, string | undefined>
   let agentId: string
-  let host: Awaited<ReturnType<typeof startHost>>
+  let dataDir: string
+  let starting: Promise<Host>
   if (values.demo) {
     world = await startDemoWorld(pluginDir, { keep: values.keep === true })
     env = { ...world.env }
     agentId = world.agentId
-    host = await startHost({
+    dataDir = world.dataDir
+    starting = startHost({
       pluginDir,
       home: world.home,
-      dataDir: world.dataDir,
+      dataDir,
       env,
       workspaces: [world.workspace],
+      pluginV8Flags: PLUGIN_V8_FLAGS,
     })
     say(
       `demo: the model is scripted (testkit/demo.ts on ${world.server.url}); sessions run in ${world.workspace}`,
@@ -116,55 +172,69 @@ const main = async (): Promise<number> => {
   } else {
     const account = values.account ?? "claude"
     agentId = account === "claude" || account.startsWith("claude:") ? account : `claude:${account}`
-    const dataDir = resolve(
+    dataDir = resolve(
       values.data ??
         join(process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "convergence-claude"),
     )
     env = { ...process.env, PATH: loginPath(process.env.PATH) }
-    host = await startHost({ pluginDir, dataDir, env })
+    starting = startHost({ pluginDir, dataDir, env, pluginV8Flags: PLUGIN_V8_FLAGS })
   }
-
   const debug = process.env.CVG_ACP_DEBUG === "1"
-  if (debug)
-    host.logger.subscribe((e) =>
-      say(`${e.level} ${e.source}: ${e.message}${e.data === undefined ? "" : ` ${JSON.stringify(e.data)}`}`),
-    )
+  const since = (what: string) => debug && say(`${what} at +${Math.round(performance.now())} ms`)
+
+  /** The host, once its plugin provides the agent; a host that cannot is closed and the process ends. */
+  const hostReady = starting.then(async (host) => {
+    since("host started")
+    if (debug)
+      host.logger.subscribe((e) =>
+        say(
+          `${e.level} ${e.source}: ${e.message}${e.data === undefined ? "" : ` ${JSON.stringify(e.data)}`}`,
+        ),
+      )
+    if (!host.agents.has(agentId))
+      await host.events
+        .waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
+        .catch(async () => {
+          say(`no account ${agentId} (have: ${[...host.agents.keys()].join(", ")})`)
+          await host.close()
+          await world?.close()
+          exit(1)
+        })
+    since("agent provided")
+    return host
+  })
 
   let closing: Promise<void> | undefined
   const close = () => {
     closing ??= (async () => {
-      await host.close()
+      await (await starting.catch(() => undefined))?.close()
       await world?.close()
     })()
     return closing
   }
-  process.once("SIGTERM", () => void close().then(() => process.exit(143)))
-  process.once("SIGINT", () => void close().then(() => process.exit(130)))
-
-  try {
-    if (!host.agents.has(agentId))
-      await host.events.waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
-  } catch {
-    say(`no account ${agentId} (have: ${[...host.agents.keys()].join(", ")})`)
-    await close()
-    return 1
-  }
+  process.once("SIGTERM", () => void close().then(() => exit(143)))
+  process.once("SIGINT", () => void close().then(() => exit(130)))
 
   const agent = makeAcpAgent({
-    host,
+    host: hostReady,
     agentId,
     setMcpConfig: mcpEnvSetter(env),
     ...(world && { fixedCwd: world.workspace }),
+    knownInfo: readKnownInfo(dataDir, agentId),
+    rememberInfo: (info) => {
+      since("catalog probed")
+      rememberInfo(dataDir, agentId)(info)
+    },
     version: version(),
     log: say,
     debug,
     autoContinue,
   })
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
-    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
-  )
-  const connection = agent.app.connect(stream)
+  stdio = batchedStdio(process.stdout, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+  const connection = agent.app.connect(stdio.stream)
+  since("serving")
+  // A host that could not start ends the process: nothing can be served without it.
+  await Promise.race([connection.closed, hostReady])
   await connection.closed
   await agent.closeSessions()
   await close()
@@ -172,9 +242,9 @@ const main = async (): Promise<number> => {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => exit(code),
   (error: unknown) => {
     say(error instanceof Error ? (error.stack ?? error.message) : String(error))
-    process.exit(1)
+    exit(1)
   },
 )

@@ -18,7 +18,9 @@
 export const permissionFlag = (): string =>
   process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission"
 
-export const childArgs = (entry: string, bundle: string): string[] => [
+/** `v8Flags`: heap sizing only (the front end's choice, e.g. the ACP agent's); never a permission flag. */
+export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => [
+  ...v8Flags.filter((flag) => /^--(max|min)-[a-z-]+-size=\d+$/.test(flag)),
   permissionFlag(),
   `--allow-fs-read=${entry}`,
   `--allow-fs-read=${bundle}`,

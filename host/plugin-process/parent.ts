@@ -76,6 +76,8 @@ export interface PluginProcessOptions {
   readonly broker: HostBroker
   /** The child died without `stop` (after its processes were ended). */
   readonly onExit: (exit: PluginExit) => void
+  /** V8 heap-size flags for the child (the ACP front end's memory settings); see childArgs. */
+  readonly v8Flags?: ReadonlyArray<string>
 }
 
 /** What a method's failure looks like to the host: the AgentFailure the plugin sent. */
@@ -132,7 +134,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   const { broker } = options
   const logger = broker.logger
   const code = await pluginCode(options.pluginDir, broker.manifest.main)
-  const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle), {
+  const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle, options.v8Flags), {
     // fd 4: the byte lane (lane.ts), the host's byte streams beside the IPC channel.
     stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
     serialization: "advanced",

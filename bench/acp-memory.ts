@@ -1,0 +1,122 @@
+/**
+ * An ACP adapter's own memory, for bench/acp.ts: the adapter process and
+ * every descendant that is not a `claude` CLI (ours: the ACP host and the
+ * plugin process; theirs: the adapter alone, checked, not assumed). Linux
+ * /proc only.
+ *
+ * Rules kept:
+ * - The tree is sampled while the scenario runs (every SAMPLE_MS), so a
+ *   child that ends before the scenario does still counts; each process
+ *   counts with its own peak (VmHWM), and the figure is the sum of peaks
+ *   (an upper bound on the tree's peak at any one instant).
+ * - A process is a CLI when its executable is the `claude` binary; every
+ *   other descendant is the adapter's, and is named in the breakdown (by
+ *   what it runs at its last sample, not between fork and exec).
+ */
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
+import { basename } from "node:path"
+
+const SAMPLE_MS = 25
+
+export interface TreePeak {
+  /** Sum of each non-CLI process's peak RSS, MB. */
+  readonly totalMb: number
+  /** Peak MB by role (`adapter`, `plugin process`, or the executable's name). */
+  readonly byRole: Readonly<Record<string, number>>
+  /** CLI processes seen (not counted). */
+  readonly clis: number
+}
+
+const read = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/** Peak resident set of one process, in MB (undefined when it is gone). */
+export const peakMb = (pid: number): number | undefined => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(read(`/proc/${pid}/status`) ?? "")
+  return m ? Number(m[1]) / 1024 : undefined
+}
+
+/** Parent pid of every process now. */
+const parents = (): Map<number, number> => {
+  const out = new Map<number, number>()
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue
+    const stat = read(`/proc/${name}/stat`)
+    // The command name is in parentheses and may hold spaces: the fields after the last ")".
+    const rest = stat?.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (rest?.[1]) out.set(Number(name), Number(rest[1]))
+  }
+  return out
+}
+
+const descendants = (root: number): number[] => {
+  const byParent = new Map<number, number[]>()
+  for (const [pid, ppid] of parents()) byParent.set(ppid, [...(byParent.get(ppid) ?? []), pid])
+  const out: number[] = []
+  const walk = (pid: number) => {
+    for (const child of byParent.get(pid) ?? []) {
+      out.push(child)
+      walk(child)
+    }
+  }
+  walk(root)
+  return out
+}
+
+type Role = "cli" | string
+
+const roleOf = (pid: number, root: number): Role | undefined => {
+  if (pid === root) return "adapter"
+  let exe: string
+  try {
+    exe = readlinkSync(`/proc/${pid}/exe`)
+  } catch {
+    return undefined
+  }
+  const cmdline = (read(`/proc/${pid}/cmdline`) ?? "").split("\0")
+  if (/claude/.test(basename(exe))) return "cli"
+  if (/node/.test(basename(exe)) && cmdline.some((a) => a.includes("cvg-plugin-process")))
+    return "plugin process"
+  return basename(exe)
+}
+
+/** Sample the adapter's tree until `stop`; the peaks of every non-CLI process. */
+export const watchTree = (root: number) => {
+  const seen = new Map<number, { role: Role; peak: number }>()
+  const sample = () => {
+    for (const pid of [root, ...descendants(root)]) {
+      const known = seen.get(pid)
+      // Asked again each time: a child seen between fork and exec still looks like its parent.
+      const role = roleOf(pid, root) ?? known?.role
+      const peak = peakMb(pid)
+      if (role === undefined || peak === undefined) continue
+      seen.set(pid, { role, peak: Math.max(peak, known?.peak ?? 0) })
+    }
+  }
+  sample()
+  const timer = setInterval(sample, SAMPLE_MS)
+  return {
+    /** Take a last sample and stop. */
+    stop: (): TreePeak => {
+      clearInterval(timer)
+      sample()
+      const byRole: Record<string, number> = {}
+      let totalMb = 0
+      let clis = 0
+      for (const { role, peak } of seen.values()) {
+        if (role === "cli") {
+          clis++
+          continue
+        }
+        byRole[role] = (byRole[role] ?? 0) + peak
+        totalMb += peak
+      }
+      return { totalMb, byRole, clis }
+    },
+  }
+}
