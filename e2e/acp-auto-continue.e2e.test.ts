@@ -25,11 +25,7 @@ import {
 
 let world: World | undefined
 let client: TestClient | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 afterEach(() => {
   client?.close()
   client = undefined

@@ -25,11 +25,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 const deliveries = (w: World, sessionId: string, uuid: string | undefined) =>
   ofType(w.events(sessionId), "input_delivery").filter((e) => e.input_uuid === uuid)
