@@ -12,7 +12,6 @@ import { afterEach, describe, expect, it } from "vitest"
 import { makeAcpAgent } from "../host/acp/agent.ts"
 import { mcpEnvSetter } from "../host/acp/mcp.ts"
 import { initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
-import { message, rateLimited, rateLimitHeaders, text } from "../testkit/model-server.ts"
 import { GATEWAY_AUTH_TOKEN } from "../testkit/scenarios.ts"
 import {
   CLI_CHANGES,
@@ -22,6 +21,7 @@ import {
   startWorld,
   type World,
 } from "./harness.ts"
+import { rejectedBeforeTheReset } from "./scripts.ts"
 
 let world: World | undefined
 let client: TestClient | undefined
@@ -39,19 +39,9 @@ const lines = (c: TestClient, sessionId: string, kind: "agent_message_chunk" | "
 
 describe("continue at the reset, through the ACP server", () => {
   it("a gateway credential's rejection a few seconds ahead: the time left, one continue at the reset, the chat goes on", async () => {
-    world = await startWorld(
-      {
-        main: [
-          // Computed at the request, not at the world's start: a loaded machine must not eat the seconds ahead.
-          () => rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
-          message([text("Continued after the reset.")], {
-            headers: rateLimitHeaders({ status: "allowed", utilization: 0.1 }),
-          }),
-          [text("And on.")],
-        ],
-      },
-      { env: { CLAUDE_CODE_MAX_RETRIES: "0", ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN } },
-    )
+    world = await startWorld(rejectedBeforeTheReset(), {
+      env: { CLAUDE_CODE_MAX_RETRIES: "0", ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN },
+    })
     const w = world
     w.env.ANTHROPIC_API_KEY = undefined
     const agent = makeAcpAgent({
