@@ -8,10 +8,10 @@
  * client sees that turn as any other; the recovery facts ride in
  * `_meta.claudeCode`.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeAcpAgent } from "../host/acp/agent.ts"
 import { mcpEnvSetter } from "../host/acp/mcp.ts"
-import { initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
+import { initialize, type TestClient } from "../host/acp/testing.ts"
 import { GATEWAY_AUTH_TOKEN } from "../testkit/scenarios.ts"
 import {
   CLI_CHANGES,
@@ -21,15 +21,12 @@ import {
   startWorld,
   type World,
 } from "./harness.ts"
+import { closeClientsAfterEach, connectClient } from "./acp-clients.ts"
 import { rejectedBeforeTheReset } from "./scripts.ts"
 
 let world: World | undefined
-let client: TestClient | undefined
 closeWorldsAfterEach()
-afterEach(() => {
-  client?.close()
-  client = undefined
-})
+closeClientsAfterEach()
 
 const metaOf = (u: { _meta?: unknown }) =>
   (u._meta as { claudeCode?: Record<string, unknown> } | undefined)?.claudeCode ?? {}
@@ -50,8 +47,7 @@ describe("continue at the reset, through the ACP server", () => {
       setMcpConfig: mcpEnvSetter(w.env),
       autoContinue: "any",
     })
-    const c = makeTestClient(agent.app)
-    client = c
+    const c = connectClient(agent.app)
     await initialize(c)
     const { sessionId } = await c.agent.request("session/new", { cwd: w.sandbox.ws, mcpServers: [] })
     const first = await c.agent
