@@ -860,6 +860,21 @@ const initNext = (peer: FakePeer) =>
     return next
   })
 
+/**
+ * A prompt (delivery d1) written to the CLI, which is then killed before
+ * it shows it read it: the prompt, what the first process got, and the next
+ * process (initialized) with the prompt as written again there.
+ */
+const promptWrittenThenKilled = ({ peer, proc, session }: Harness) =>
+  Effect.gen(function* () {
+    const accepted = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
+    const first = yield* proc.expect((f) => f.type === "user")
+    yield* proc.exit(null, "SIGKILL")
+    const second = yield* initNext(peer)
+    const again = yield* second.expect((f) => f.type === "user")
+    return { a: accepted, first, second, again }
+  })
+
 describe("faults: cancel then prompt (issue 13)", () => {
   it("the interrupted turn's error result ends the cancelled run; the new prompt's run gets its own answer", () =>
     run(({ proc, session, events }) =>
@@ -1157,13 +1172,10 @@ describe("faults: silence on a test clock (issue 13)", () => {
 describe("faults: a prompt the dying process never read (issue 13)", () => {
   it("is written once to the next process, same uuid, delivery id and run, when the transcript lacks it", () =>
     run(
-      ({ peer, proc, session, events }) =>
+      (h) =>
         Effect.gen(function* () {
-          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
-          const first = yield* proc.expect((f) => f.type === "user")
-          yield* proc.exit(null, "SIGKILL")
-          const second = yield* initNext(peer)
-          const again = yield* second.expect((f) => f.type === "user")
+          const { events } = h
+          const { a, first, second, again } = yield* promptWrittenThenKilled(h)
           expect(again.uuid).toBe(first.uuid)
           yield* second.send(result([again.uuid]))
           yield* second.drained
@@ -1177,13 +1189,10 @@ describe("faults: a prompt the dying process never read (issue 13)", () => {
 
   it("is tracked in the next process: one input_delivery, picked up there, none at the first exit", () =>
     run(
-      ({ peer, proc, session, events }) =>
+      (h) =>
         Effect.gen(function* () {
-          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
-          yield* proc.expect((f) => f.type === "user")
-          yield* proc.exit(null, "SIGKILL")
-          const second = yield* initNext(peer)
-          const again = yield* second.expect((f) => f.type === "user")
+          const { events } = h
+          const { a, second, again } = yield* promptWrittenThenKilled(h)
           expect(ofType(events, "input_delivery")).toEqual([])
           yield* second.send(result([again.uuid], { begun_message_ids: ["msg_1"] }))
           yield* second.drained
@@ -1203,13 +1212,10 @@ describe("faults: a prompt the dying process never read (issue 13)", () => {
 
   it("is unknown once when the next process dies too before it shows the model took it", () =>
     run(
-      ({ peer, proc, session, events }) =>
+      (h) =>
         Effect.gen(function* () {
-          const a = yield* session.prompt({ sessionId: HOST_ID, text: "hello", deliveryId: "d1" })
-          yield* proc.expect((f) => f.type === "user")
-          yield* proc.exit(null, "SIGKILL")
-          const second = yield* initNext(peer)
-          yield* second.expect((f) => f.type === "user")
+          const { events } = h
+          const { a, second } = yield* promptWrittenThenKilled(h)
           yield* second.exit(null, "SIGKILL")
           yield* waitFor(() => ofType(events, "RunEnded").length === 1, "RunEnded")
           yield* Effect.sleep(20)

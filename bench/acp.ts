@@ -522,75 +522,39 @@ export const main = async () => {
   const [ours, theirs] = [figures.ours!, figures["claude-agent-acp"]!]
   const ratio = (a: number[], b: number[]) => fmt(m(a) / m(b), 2)
   const total = (xs: TreePeak[]) => xs.map((x) => x.totalMb)
+  /** A row of one figure's medians, ours beside theirs and their ratio, then any further columns. */
+  const compared = (label: string, oursFigure: number[], theirsFigure: number[], ...more: string[]) =>
+    console.log(
+      row([label, fmt(m(oursFigure)), fmt(m(theirsFigure)), ratio(oursFigure, theirsFigure), ...more]),
+    )
   console.log(
     `\nmedians of ${RUNS} fresh processes each (load: ${LOAD_RUNS}), ms and MB; load average now ${loadAverage()}\n`,
   )
   console.log(row(["", "ours", "claude-agent-acp", "ours / theirs", "raw CLI"]))
   console.log(row(["---", "---", "---", "---", "---"]))
-  console.log(
-    row([
-      "initialize → session/new, first start in a fresh data folder (ms)",
-      fmt(m(ours.tNew)),
-      fmt(m(theirs.tNew)),
-      ratio(ours.tNew, theirs.tNew),
-      "",
-    ]),
+  compared("initialize → session/new, first start in a fresh data folder (ms)", ours.tNew, theirs.tNew, "")
+  compared("initialize → session/new, a later start (ms)", ours.tNewLater, theirs.tNewLater, "")
+  compared("first prompt → first agent_message_chunk, CLI starting (ms)", ours.tFirst, theirs.tFirst, "")
+  compared(
+    "next prompt → first agent_message_chunk (ms)",
+    ours.tWarm,
+    theirs.tWarm,
+    `${fmt(m(raw))} (ours ${m(ours.tWarm) >= m(raw) ? "+" : ""}${fmt(m(ours.tWarm) - m(raw))})`,
   )
-  console.log(
-    row([
-      "initialize → session/new, a later start (ms)",
-      fmt(m(ours.tNewLater)),
-      fmt(m(theirs.tNewLater)),
-      ratio(ours.tNewLater, theirs.tNewLater),
-      "",
-    ]),
-  )
-  console.log(
-    row([
-      "first prompt → first agent_message_chunk, CLI starting (ms)",
-      fmt(m(ours.tFirst)),
-      fmt(m(theirs.tFirst)),
-      ratio(ours.tFirst, theirs.tFirst),
-      "",
-    ]),
-  )
-  console.log(
-    row([
-      "next prompt → first agent_message_chunk (ms)",
-      fmt(m(ours.tWarm)),
-      fmt(m(theirs.tWarm)),
-      ratio(ours.tWarm, theirs.tWarm),
-      `${fmt(m(raw))} (ours ${m(ours.tWarm) >= m(raw) ? "+" : ""}${fmt(m(ours.tWarm) - m(raw))})`,
-    ]),
-  )
-  console.log(
-    row([
-      "adapter peak RSS, one prompt: sum over its non-CLI processes (MB)",
-      fmt(m(total(ours.memory))),
-      fmt(m(total(theirs.memory))),
-      ratio(total(ours.memory), total(theirs.memory)),
-      "",
-    ]),
+  compared(
+    "adapter peak RSS, one prompt: sum over its non-CLI processes (MB)",
+    total(ours.memory),
+    total(theirs.memory),
+    "",
   )
   console.log(row(["  of which", roles(ours.memory), roles(theirs.memory), "", ""]))
-  console.log(
-    row([
-      `session/load, ${LOAD_TURNS} turns, ${fmt(ours.bytes / 1e6, 1)} MB (ms)`,
-      fmt(m(ours.loadMs)),
-      fmt(m(theirs.loadMs)),
-      ratio(ours.loadMs, theirs.loadMs),
-      "",
-    ]),
+  compared(
+    `session/load, ${LOAD_TURNS} turns, ${fmt(ours.bytes / 1e6, 1)} MB (ms)`,
+    ours.loadMs,
+    theirs.loadMs,
+    "",
   )
-  console.log(
-    row([
-      "session/load adapter peak RSS, summed (MB)",
-      fmt(m(total(ours.loadMemory))),
-      fmt(m(total(theirs.loadMemory))),
-      ratio(total(ours.loadMemory), total(theirs.loadMemory)),
-      "",
-    ]),
-  )
+  compared("session/load adapter peak RSS, summed (MB)", total(ours.loadMemory), total(theirs.loadMemory), "")
   console.log(row(["  of which", roles(ours.loadMemory), roles(theirs.loadMemory), "", ""]))
   console.log(row(["session/load updates sent", ours.updates, theirs.updates, "", ""]))
   console.log(
@@ -598,14 +562,7 @@ export const main = async () => {
   )
   console.log(row(["", "ours", "claude-agent-acp", "ours / theirs"]))
   console.log(row(["---", "---", "---", "---"]))
-  console.log(
-    row([
-      `initialized, idle ${IDLE_MS} ms, summed`,
-      fmt(m(total(ours.idle))),
-      fmt(m(total(theirs.idle))),
-      ratio(total(ours.idle), total(theirs.idle)),
-    ]),
-  )
+  compared(`initialized, idle ${IDLE_MS} ms, summed`, total(ours.idle), total(theirs.idle))
   console.log(row(["  of which", roles(ours.idle), roles(theirs.idle), ""]))
   console.log(
     row([

@@ -19,11 +19,11 @@
  * Returns the headline's parts; `main` prints
  * `scale-live: mapper <m>x JSON.parse at turn 10k, session <s> µs/frame …`.
  */
-import { spawnSync } from "node:child_process"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { build } from "esbuild"
 import { measureStartup } from "./scale-startup.ts"
+import { runWorkerJson } from "./worker-json.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
 const workDir = join(repoRoot, "node_modules/.cache/scale-live")
@@ -72,18 +72,6 @@ const bundle = async (name: string): Promise<string> => {
   return outfile
 }
 
-const runJson = <A>(args: ReadonlyArray<string>): A => {
-  const child = spawnSync(process.execPath, args, {
-    cwd: repoRoot,
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-  })
-  const line = child.stdout.trim().split("\n").pop() ?? ""
-  if (child.status !== 0 || !line.startsWith("{"))
-    throw new Error(`${args.join(" ")} failed (exit ${child.status}):\n${child.stderr}\n${child.stdout}`)
-  return JSON.parse(line) as A
-}
-
 interface Series {
   readonly framesPerRep: number
   readonly turnsPerRep: number
@@ -123,10 +111,14 @@ const printSeries = (label: string, s: Series, costMs: number[], what: string) =
 export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
   const [mapperWorker, sessionWorker] = await Promise.all([bundle("scale-mapper"), bundle("scale-session")])
 
-  const mapper = runJson<Series & { mapMs: number[] }>(["--expose-gc", mapperWorker, String(plan.turns)])
+  const mapper = runWorkerJson<Series & { mapMs: number[] }>([
+    "--expose-gc",
+    mapperWorker,
+    String(plan.turns),
+  ])
   const m = printSeries("mapper, one session", mapper, mapper.mapMs, "decode + map")
 
-  const session = runJson<Series & { turnMs: number[] }>([
+  const session = runWorkerJson<Series & { turnMs: number[] }>([
     "--expose-gc",
     sessionWorker,
     "live",
@@ -139,7 +131,7 @@ export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
     "prompt to run end",
   )
 
-  const idle = runJson<{
+  const idle = runWorkerJson<{
     sessions: number
     before: number
     after: number

@@ -32,7 +32,6 @@
  * at 50k, mapper <m>x JSON.parse at turn 10k, session <s> µs/frame (…),
  * idle <i> KB/session, startup +<t> ms`.
  */
-import { spawnSync } from "node:child_process"
 import { mkdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -46,6 +45,7 @@ import {
   ensureReadTarget,
   type ReadTarget,
 } from "./scale-corpus.ts"
+import { runWorkerJson } from "./worker-json.ts"
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 const workDir = join(repoRoot, "node_modules", ".cache", "scale-bench")
@@ -92,19 +92,6 @@ const buildWorkers = async (): Promise<{ worker: string }> => {
   return { worker }
 }
 
-const spawnJson = <A>(args: ReadonlyArray<string>, env: Record<string, string> = {}): A => {
-  const child = spawnSync(process.execPath, args, {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-  })
-  const line = child.stdout.trim().split("\n").pop() ?? ""
-  if (child.status !== 0 || !line.startsWith("{"))
-    throw new Error(`${args.join(" ")} failed (exit ${child.status}):\n${child.stderr}\n${child.stdout}`)
-  return JSON.parse(line) as A
-}
-
 /** Readers measured in turn, `runs` rounds; each one's samples in round order. */
 const rounds = (runs: number, readers: ReadonlyArray<() => Measured>): Measured[][] => {
   const out: Measured[][] = readers.map(() => [])
@@ -131,7 +118,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   const call =
     (mode: string, ...rest: string[]) =>
     () =>
-      spawnJson<Measured>([worker, mode, ...rest], { BENCH_STORAGE: storageFile })
+      runWorkerJson<Measured>([worker, mode, ...rest], { BENCH_STORAGE: storageFile })
   console.log(
     `${plan === QUICK ? "quick" : "full"} series; median of ${plan.runs} fresh processes per point; peak = the call's own (peak RSS during it less RSS before it)`,
   )

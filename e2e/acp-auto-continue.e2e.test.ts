@@ -8,11 +8,10 @@
  * client sees that turn as any other; the recovery facts ride in
  * `_meta.claudeCode`.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeAcpAgent } from "../host/acp/agent.ts"
 import { mcpEnvSetter } from "../host/acp/mcp.ts"
-import { initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
-import { message, rateLimited, rateLimitHeaders, text } from "../testkit/model-server.ts"
+import { initialize, type TestClient } from "../host/acp/testing.ts"
 import { GATEWAY_AUTH_TOKEN } from "../testkit/scenarios.ts"
 import {
   CLI_CHANGES,
@@ -22,18 +21,12 @@ import {
   startWorld,
   type World,
 } from "./harness.ts"
+import { closeClientsAfterEach, connectClient } from "./acp-clients.ts"
+import { rejectedBeforeTheReset } from "./scripts.ts"
 
 let world: World | undefined
-let client: TestClient | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
-afterEach(() => {
-  client?.close()
-  client = undefined
-})
+closeWorldsAfterEach()
+closeClientsAfterEach()
 
 const metaOf = (u: { _meta?: unknown }) =>
   (u._meta as { claudeCode?: Record<string, unknown> } | undefined)?.claudeCode ?? {}
@@ -43,19 +36,9 @@ const lines = (c: TestClient, sessionId: string, kind: "agent_message_chunk" | "
 
 describe("continue at the reset, through the ACP server", () => {
   it("a gateway credential's rejection a few seconds ahead: the time left, one continue at the reset, the chat goes on", async () => {
-    world = await startWorld(
-      {
-        main: [
-          // Computed at the request, not at the world's start: a loaded machine must not eat the seconds ahead.
-          () => rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
-          message([text("Continued after the reset.")], {
-            headers: rateLimitHeaders({ status: "allowed", utilization: 0.1 }),
-          }),
-          [text("And on.")],
-        ],
-      },
-      { env: { CLAUDE_CODE_MAX_RETRIES: "0", ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN } },
-    )
+    world = await startWorld(rejectedBeforeTheReset(), {
+      env: { CLAUDE_CODE_MAX_RETRIES: "0", ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN },
+    })
     const w = world
     w.env.ANTHROPIC_API_KEY = undefined
     const agent = makeAcpAgent({
@@ -64,8 +47,7 @@ describe("continue at the reset, through the ACP server", () => {
       setMcpConfig: mcpEnvSetter(w.env),
       autoContinue: "any",
     })
-    const c = makeTestClient(agent.app)
-    client = c
+    const c = connectClient(agent.app)
     await initialize(c)
     const { sessionId } = await c.agent.request("session/new", { cwd: w.sandbox.ws, mcpServers: [] })
     const first = await c.agent

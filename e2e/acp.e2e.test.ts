@@ -7,10 +7,10 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { makeAcpAgent } from "../host/acp/agent.ts"
 import { mcpEnvSetter } from "../host/acp/mcp.ts"
-import { choose, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
+import { choose, initialize, type TestClient } from "../host/acp/testing.ts"
 import {
   gate,
   hang,
@@ -22,18 +22,11 @@ import {
   toolUse,
 } from "../testkit/model-server.ts"
 import { closeWorldsAfterEach, startWorld, toolResultText, type World } from "./harness.ts"
+import { closeClientsAfterEach, connectClient } from "./acp-clients.ts"
 
 let world: World | undefined
-let client: TestClient | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
-afterEach(() => {
-  client?.close()
-  client = undefined
-})
+closeWorldsAfterEach()
+closeClientsAfterEach()
 
 const start = async (
   scenario: Scenario,
@@ -46,7 +39,7 @@ const start = async (
     setMcpConfig: mcpEnvSetter(world.env),
     ...(options.cancelGraceMs !== undefined && { cancelGraceMs: options.cancelGraceMs }),
   })
-  client = makeTestClient(agent.app)
+  const client = connectClient(agent.app)
   const init = await initialize(client, { elicitation: options.elicitation === true })
   const session = await client.agent.request("session/new", { cwd: world.sandbox.ws, mcpServers: [] })
   return { w: world, c: client, init, session, sessionId: session.sessionId }

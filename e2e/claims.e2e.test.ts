@@ -18,11 +18,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 const ALLOW = "--allow-dangerously-skip-permissions"
 const isRoot = process.getuid?.() === 0

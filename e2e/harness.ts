@@ -60,6 +60,9 @@ export const cliUnderTest: {
 /** Every sandbox this test file made (a file runs in its own worker, so other files' stay apart). */
 const sandboxRoots = new Set<string>()
 
+/** The worlds started since the last test ended: closeWorldsAfterEach closes and checks them. */
+const worldsOfThisTest = new Set<World>()
+
 export interface World {
   readonly sandbox: Sandbox
   readonly server: ModelServer
@@ -106,9 +109,10 @@ export const startWorld = async (scenario: Scenario, options: WorldOptions = {})
     throw error
   }
   const agentId = "claude"
+  let closed: Promise<void> | undefined
   const sessionEvents = (sessionId: string) =>
     host.events.agentEvents(agentId).filter((e) => e.session_id === sessionId) as AgentEvent[]
-  return {
+  const world: World = {
     sandbox,
     server,
     host,
@@ -126,15 +130,21 @@ export const startWorld = async (scenario: Scenario, options: WorldOptions = {})
       )
       return (found as { event: AgentEvent }).event as never
     },
-    close: async () => {
-      try {
-        await host.close()
-      } finally {
-        await server.close()
-        sandbox.cleanup()
-      }
+    // Once: a test may close its world before closeWorldsAfterEach does.
+    close: () => {
+      closed ??= (async () => {
+        try {
+          await host.close()
+        } finally {
+          await server.close()
+          sandbox.cleanup()
+        }
+      })()
+      return closed
     },
   }
+  worldsOfThisTest.add(world)
+  return world
 }
 
 export const ofType = <T extends AgentEvent["type"]>(events: ReadonlyArray<AgentEvent>, type: T) =>
@@ -232,15 +242,18 @@ export const toolResultText = (req: RequestView): string =>
     .join("\n")
 
 /**
- * One world per test: `take` hands over the test's world (and clears it);
- * it is closed after each test, which must leave no `claude` running, and
- * nothing this file started may outlive the file.
+ * Every world a test started is closed after it (again, if the test closed
+ * it itself), and must leave no `claude` running; nothing this file started
+ * may outlive the file.
  */
-export const closeWorldsAfterEach = (take: () => World | undefined): void => {
+export const closeWorldsAfterEach = (): void => {
   afterEach(async () => {
-    const closing = take()
-    await closing?.close()
-    expect(closing?.host.processes() ?? []).toEqual([])
+    const closing = [...worldsOfThisTest]
+    worldsOfThisTest.clear()
+    for (const world of closing) {
+      await world.close()
+      expect(world.host.processes()).toEqual([])
+    }
   })
   afterAll(() => {
     expect(strayClaudes()).toEqual([])

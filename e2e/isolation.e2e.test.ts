@@ -18,11 +18,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const w = world
-  world = undefined
-  return w
-})
+closeWorldsAfterEach()
 
 describe("the plugin process under a live session", () => {
   it("killed mid-turn: reported, its CLI ended, its run Failed; the next call restarts it and resumes", async () => {

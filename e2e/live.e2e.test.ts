@@ -18,11 +18,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 describe("live sessions against the real CLI", () => {
   it("streams reasoning and text and ends the run Completed with usage", async () => {

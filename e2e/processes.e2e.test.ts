@@ -16,11 +16,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 const SLEEP = "sleep 27"
 /** The CLI refuses a bare long sleep; a command before it makes it an ordinary one. */
@@ -61,7 +57,6 @@ describe("the CLI's descendants end with the session", () => {
 
   it("host.close while Bash runs ends every descendant", async () => {
     const { w } = await startSleeping()
-    world = undefined
     await w.close()
     expect(processesOf(w)).toEqual([])
   })

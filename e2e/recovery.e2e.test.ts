@@ -10,8 +10,9 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { makeAutoContinue } from "../host/auto-continue.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
-import { message, rateLimited, rateLimitHeaders, text, toolUse } from "../testkit/model-server.ts"
+import { rateLimited, text, toolUse } from "../testkit/model-server.ts"
 import { GATEWAY_AUTH_TOKEN } from "../testkit/scenarios.ts"
+import { rejectedBeforeTheReset } from "./scripts.ts"
 import {
   closeWorldsAfterEach,
   createSession,
@@ -25,14 +26,47 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 const deliveries = (w: World, sessionId: string, uuid: string | undefined) =>
   ofType(w.events(sessionId), "input_delivery").filter((e) => e.input_uuid === uuid)
+
+/**
+ * A session whose second turn waits in Bash for an approval nobody gives
+ * (it cannot end, nor take the steer, before the kill the test makes),
+ * with a steer (delivery d2) written into it; `resumed` is the messages the
+ * model got in the request after, as JSON.
+ */
+const steerWaitingBehindBash = async () => {
+  let resumed = ""
+  world = await startWorld({
+    main: [
+      [text("First.")],
+      [toolUse("Bash", { command: "tail -f /dev/null", description: "Wait" })],
+      (req) => {
+        resumed = JSON.stringify(req.messages)
+        return [text("back")]
+      },
+    ],
+  })
+  const w = world
+  const { session_id } = await createSession(w)
+  // A first turn, so the conversation has a file to resume (a kill before it exists is issue 13's).
+  await promptAndWait(w, session_id, "hello")
+  const run = await w.host.call(w.agentId, "prompt", {
+    sessionId: session_id,
+    text: "sleep now",
+    deliveryId: "d1",
+  })
+  await w.waitFor(session_id, "ToolCallStarted", (e) => e.call.name === "Bash")
+  const steer = await w.host.call(w.agentId, "prompt", {
+    sessionId: session_id,
+    text: "QUEUED-STEER",
+    deliveryId: "d2",
+  })
+  expect(steer.steered).toBe(true)
+  return { w, session_id, run, steer, resumed: () => resumed }
+}
 
 /** An offline claude.ai login: the credentials file and profile the CLI keeps (seen on 2.1.332). */
 const writeClaudeAiLogin = (home: string) => {
@@ -133,34 +167,7 @@ describe("recovery facts against the real CLI", () => {
   })
 
   it("a CLI killed with an input written but not picked up reports it unknown and never replays it", async () => {
-    let resumed = ""
-    world = await startWorld({
-      main: [
-        [text("First.")],
-        // Waits for an approval nobody gives: the turn cannot end before the kill.
-        [toolUse("Bash", { command: "tail -f /dev/null", description: "Wait" })],
-        (req) => {
-          resumed = JSON.stringify(req.messages)
-          return [text("back")]
-        },
-      ],
-    })
-    const w = world
-    const { session_id } = await createSession(w)
-    // A first turn, so the conversation has a file to resume (a kill before it exists is issue 13's).
-    await promptAndWait(w, session_id, "hello")
-    const run = await w.host.call(w.agentId, "prompt", {
-      sessionId: session_id,
-      text: "sleep now",
-      deliveryId: "d1",
-    })
-    await w.waitFor(session_id, "ToolCallStarted", (e) => e.call.name === "Bash")
-    const steer = await w.host.call(w.agentId, "prompt", {
-      sessionId: session_id,
-      text: "QUEUED-STEER",
-      deliveryId: "d2",
-    })
-    expect(steer.steered).toBe(true)
+    const { w, session_id, run, steer, resumed } = await steerWaitingBehindBash()
     const [claude] = w.host.processes().filter((p) => p.command === "claude")
     process.kill(claude!.pid, "SIGKILL")
     await w.waitFor(session_id, "RunEnded", (e) => e.run_id === run.run_id)
@@ -172,38 +179,12 @@ describe("recovery facts against the real CLI", () => {
     ])
     expect(ended.delivery_ids ?? []).not.toContain("d2")
     // Written once, to the killed process: a stored record may carry it, the plugin never sends it again.
-    expect(resumed).toContain("are you back?")
-    expect(resumed.split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
+    expect(resumed()).toContain("are you back?")
+    expect(resumed().split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
   })
 
   it("the plugin process killed with a steer written but not picked up: after the restart and resume, unknown for it and nothing else", async () => {
-    let resumed = ""
-    world = await startWorld({
-      main: [
-        [text("First.")],
-        // Waits for an approval nobody gives: the steer cannot be picked up before the kill.
-        [toolUse("Bash", { command: "tail -f /dev/null", description: "Wait" })],
-        (req) => {
-          resumed = JSON.stringify(req.messages)
-          return [text("back")]
-        },
-      ],
-    })
-    const w = world
-    const { session_id } = await createSession(w)
-    await promptAndWait(w, session_id, "hello")
-    const run = await w.host.call(w.agentId, "prompt", {
-      sessionId: session_id,
-      text: "sleep now",
-      deliveryId: "d1",
-    })
-    await w.waitFor(session_id, "ToolCallStarted", (e) => e.call.name === "Bash")
-    const steer = await w.host.call(w.agentId, "prompt", {
-      sessionId: session_id,
-      text: "QUEUED-STEER",
-      deliveryId: "d2",
-    })
-    expect(steer.steered).toBe(true)
+    const { w, session_id, run, steer, resumed } = await steerWaitingBehindBash()
     // Kept where the plugin's successor finds it (plugin storage, not a cache).
     expect(w.host.storage.snapshot()[`undelivered:${session_id}`]).toEqual([
       { uuid: steer.input_uuid, delivery_id: "d2", run_id: run.run_id },
@@ -232,23 +213,13 @@ describe("recovery facts against the real CLI", () => {
     ])
     expect(w.host.storage.snapshot()[`undelivered:${session_id}`]).toBeUndefined()
     // Reported, never replayed: the killed process may have stored it once, the plugin never sends it again.
-    expect(resumed.split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
+    expect(resumed().split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
   })
 
   it("a claude.ai account's rejection a few seconds before its reset: one automatic continue, and the chat goes on", async () => {
-    world = await startWorld(
-      {
-        main: [
-          // Computed at the request, not at the world's start: a loaded machine must not eat the seconds ahead.
-          () => rateLimited({ retryAfter: 1, resetInSeconds: 4 }),
-          message([text("Continued after the reset.")], {
-            headers: rateLimitHeaders({ status: "allowed", utilization: 0.1 }),
-          }),
-          [text("And on.")],
-        ],
-      },
-      { env: { CLAUDE_CODE_MAX_RETRIES: "0" } },
-    )
+    world = await startWorld(rejectedBeforeTheReset(), {
+      env: { CLAUDE_CODE_MAX_RETRIES: "0" },
+    })
     const w = world
     writeClaudeAiLogin(w.sandbox.home)
     w.env.ANTHROPIC_API_KEY = undefined

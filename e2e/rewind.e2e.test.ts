@@ -15,11 +15,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 describe("rollback and fork against the real CLI", () => {
   it("rewinds to before a prompt, and to nothing under a new conversation", async () => {

@@ -17,11 +17,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 /** Every main request answered with `reason`, then a plain answer for the next prompt. */
 const stoppingWith = (reason: string): Scenario => ({

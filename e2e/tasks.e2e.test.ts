@@ -17,11 +17,7 @@ import {
 } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 const agentCall = (description: string, prompt: string, background = false) =>
   toolUse("Agent", { description, prompt, subagent_type: "general-purpose", run_in_background: background })

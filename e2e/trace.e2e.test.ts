@@ -21,11 +21,7 @@ import { checkRecord, type TraceRecord } from "../trace/schema.ts"
 import { cliUnderTest, closeWorldsAfterEach, createSession, type World, startWorld } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

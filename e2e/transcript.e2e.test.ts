@@ -8,11 +8,7 @@ import { type RequestView, text } from "../testkit/model-server.ts"
 import { closeWorldsAfterEach, createSession, promptItem, startWorld, type World } from "./harness.ts"
 
 let world: World | undefined
-closeWorldsAfterEach(() => {
-  const closing = world
-  world = undefined
-  return closing
-})
+closeWorldsAfterEach()
 
 describe("a stored chat reads back as it was had", () => {
   it("a live model change is not a user message, and a rewind after it still finds its prompts", async () => {

@@ -16,7 +16,7 @@ import { statSync } from "node:fs"
 import { homedir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import type { AutoContinueMode } from "./auto-continue.ts"
+import { type AutoContinueMode, parseAutoContinueMode } from "./auto-continue.ts"
 import { parseArgs, styleText } from "node:util"
 import { startHost } from "./host.ts"
 import { Chat } from "./tui/app.ts"
@@ -61,13 +61,8 @@ const fail = (message: string, hint: string): never => {
 }
 
 const autoContinueMode = (value: string | undefined): AutoContinueMode =>
-  value === undefined || value === "off"
-    ? "off"
-    : value === "any"
-      ? "any"
-      : value === "on" || value === "identified"
-        ? "identified"
-        : fail(`--auto-continue=${value}`, "use --auto-continue identified, any or off")
+  parseAutoContinueMode(value) ??
+  fail(`--auto-continue=${value}`, "use --auto-continue identified, any or off")
 
 const parse = () => {
   try {

@@ -27,6 +27,7 @@ import { pluginCode } from "./bundle.ts"
 import { childArgs } from "./child-flags.ts"
 import { frameHeader, LANE_FD } from "./lane.ts"
 import { serveBroker } from "./serve-broker.ts"
+import { AGENT_PROVIDER_CALLS } from "../../sdk/provider-calls.ts"
 
 const Envelope = z.array(
   z.discriminatedUnion("t", [
@@ -86,31 +87,10 @@ const failureOf = (error: unknown) =>
     ? { _tag: error.wire._tag, message: error.wire.message, ...error.wire.fields }
     : { _tag: "Error", message: String(error) }
 
-const METHODS = [
-  "initialize",
-  "createSession",
-  "resumeSession",
-  "forkSession",
-  "readSession",
-  "listSessions",
-  "closeSession",
-  "prompt",
-  "cancel",
-  "cancelTask",
-  "setOption",
-  "rollback",
-  "answerApproval",
-  "answerQuestion",
-  "getUsage",
-  "signIn",
-  "signOut",
-  "update",
-] as const satisfies ReadonlyArray<Exclude<keyof AgentProvider, "id" | "dispose">>
-
 /** An AgentProvider whose methods run in the plugin process. */
 const proxyProvider = (peer: Peer, id: string): AgentProvider => {
   const methods = Object.fromEntries(
-    METHODS.map((method) => [
+    AGENT_PROVIDER_CALLS.map((method) => [
       method,
       (params?: unknown) =>
         Effect.tryPromise({
