@@ -252,6 +252,30 @@ describe("the ACP agent over a scripted host", () => {
       client.close()
     })
 
+    it("a value the agent's info refuses is checked again against a fresh info (the session's start filled the catalog)", async () => {
+      // The plugin's first answer carries its built-in models; after the session's CLI started, the CLI's own.
+      const answers = [catalog(["opus"]), catalog(["opus", "sonnet"])]
+      const h = scripted({
+        ...base,
+        initialize: () => answers.shift() ?? catalog(["opus", "sonnet"]),
+        setOption: () => undefined,
+      })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude" }).app)
+      await initialize(client)
+      const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+      const applied = await client.agent.request("session/set_config_option", {
+        sessionId,
+        configId: "model",
+        value: "sonnet",
+      })
+      expect(applied.configOptions.find((o) => o.id === "model")?.currentValue).toBe("sonnet")
+      await expect(
+        client.agent.request("session/set_config_option", { sessionId, configId: "model", value: "haiku" }),
+      ).rejects.toMatchObject({ code: -32602 })
+      expect(h.calls.filter((c) => c.method === "setOption").map((c) => c.params.value)).toEqual(["sonnet"])
+      client.close()
+    })
+
     it("a session answered from the catalog last seen fails its prompt when the probe finds the account signed out", async () => {
       const probe = slowProbe()
       const h = scripted({

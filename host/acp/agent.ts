@@ -632,13 +632,20 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     .onRequest("session/set_config_option", async ({ params }) => {
       const session = need(params.sessionId)
       await session.ready
-      const current = await agentInfo()
+      let current = await agentInfo()
       if (params.configId === APPROVAL_OPTION)
         throw acp.RequestError.invalidParams(
           { configId: params.configId },
           "the approval mode is set with session/set_mode",
         )
-      const checked = checkValue(current, session.values, params.configId, params.value)
+      let checked = checkValue(current, session.values, params.configId, params.value)
+      // The agent's info may predate the session's start, whose CLI fills the catalog (its models
+      // replace the plugin's built-in list): a value refused by it is checked once more, freshly asked.
+      if ("error" in checked && current === info) {
+        info = undefined
+        current = await agentInfo()
+        checked = checkValue(current, session.values, params.configId, params.value)
+      }
       if ("error" in checked)
         throw acp.RequestError.invalidParams(
           { configId: params.configId, value: params.value },
