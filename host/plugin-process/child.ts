@@ -8,11 +8,13 @@
  * its way around either. The byte lane (lane.ts, fd 4) is read here with
  * `fs.read` into buffers of this file's own, and handed on as views.
  */
-import { read, readFileSync } from "node:fs"
+import { read, readFileSync, writev } from "node:fs"
+import { serialize } from "node:v8"
 import { runInThisContext } from "node:vm"
 import type { Message, Port } from "../../sdk/channel.ts"
 import { LANE_FD, makeLaneReader } from "./lane.ts"
 import { lockdown, SandboxRefusal } from "./lockdown.ts"
+import { frameLength, RETURN_FD } from "./return-lane.ts"
 
 const [bundlePath] = process.argv.slice(2)
 const send = process.send?.bind(process)
@@ -31,12 +33,58 @@ process.on("message", (batch: ReadonlyArray<Message>) => {
 // The host is gone: nothing here may outlive it.
 process.on("disconnect", () => process.exit(0))
 
-const post = (batch: ReadonlyArray<Message>) => {
+/** Frames waiting for the return lane while a write is out: the next write takes them all at once. */
+let waiting: Uint8Array[] = []
+let writing = false
+const writeWaiting = () => {
+  if (writing || waiting.length === 0) return
+  writing = true
+  let chunks = waiting
+  waiting = []
+  const next = () =>
+    writev(RETURN_FD, chunks, null, (error, written) => {
+      // The host closed its end, or is gone (its disconnect ends this process).
+      if (error) process.exit(0)
+      chunks = rest(chunks, written)
+      if (chunks.length > 0) return next()
+      writing = false
+      writeWaiting()
+    })
+  next()
+}
+/** What a short write left of `chunks`. */
+const rest = (chunks: Uint8Array[], written: number): Uint8Array[] => {
+  let i = 0
+  while (i < chunks.length && written >= (chunks[i] as Uint8Array).byteLength)
+    written -= (chunks[i++] as Uint8Array).byteLength
+  const left = chunks.slice(i)
+  if (written > 0 && left.length > 0) left[0] = (left[0] as Uint8Array).subarray(written)
+  return left
+}
+
+/** A batch V8 cannot serialize (a function, a symbol) loses only what cannot cross: an answer becomes an error. */
+const serialized = (batch: ReadonlyArray<Message>): Uint8Array => {
   try {
-    send(batch)
-  } catch {
-    process.exit(0)
+    return serialize(batch)
+  } catch (error) {
+    const kept = batch.flatMap((m): Message[] => {
+      try {
+        serialize(m)
+        return [m]
+      } catch {
+        const what = `a ${m.t} message the channel cannot carry (${String(error)})`
+        if (m.t === "res") return [{ t: "err", id: m.id, error: { _tag: "Unserializable", message: what } }]
+        return [{ t: "note", op: "log", args: { level: "warn", message: `${what} was dropped` } }]
+      }
+    })
+    return serialize(kept)
   }
+}
+
+const post = (batch: ReadonlyArray<Message>) => {
+  const payload = serialized(batch)
+  waiting.push(frameLength(payload.byteLength), payload)
+  writeWaiting()
 }
 const report = (what: string) => post([{ t: "note", op: "sandbox.refused", args: { what } }])
 const log = (level: "info" | "warn", text: string) =>
@@ -78,7 +126,7 @@ const port: Port = {
     receive = handler
     for (const batch of early.splice(0)) handler(batch)
   },
-  later: (flush) => queueMicrotask(flush),
+  later: (flush) => setImmediate(flush),
 }
 
 runInThisContext(code, {
