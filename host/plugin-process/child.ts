@@ -42,7 +42,7 @@ const writeWaiting = () => {
   let chunks = waiting
   waiting = []
   const next = () =>
-    writev(RETURN_FD, chunks, null, (error, written) => {
+    writev(RETURN_FD, upTo(chunks, WRITE_MAX), null, (error, written) => {
       // The host closed its end, or is gone (its disconnect ends this process).
       if (error) process.exit(0)
       chunks = rest(chunks, written)
@@ -51,6 +51,21 @@ const writeWaiting = () => {
       writeWaiting()
     })
   next()
+}
+/** Bytes one write takes at most: a huge answer leaves in steps, not in one long blocking call. */
+const WRITE_MAX = 4 * 1024 * 1024
+/** The first `max` bytes of `chunks`. */
+const upTo = (chunks: Uint8Array[], max: number): Uint8Array[] => {
+  const out: Uint8Array[] = []
+  for (const chunk of chunks) {
+    if (chunk.byteLength >= max) {
+      out.push(chunk.subarray(0, max))
+      break
+    }
+    out.push(chunk)
+    max -= chunk.byteLength
+  }
+  return out
 }
 /** What a short write left of `chunks`. */
 const rest = (chunks: Uint8Array[], written: number): Uint8Array[] => {

@@ -1,0 +1,78 @@
+/**
+ * The return lane between a real host and its real plugin process (fd 5 of
+ * the child, return-lane.ts): an answer far larger than a pipe's buffer
+ * arrives whole; a plugin process that dies while its answer is still
+ * crossing fails that call clearly (the half frame is dropped, never read
+ * as a batch), and the next call starts a new process that answers whole.
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { type Host, startHost } from "../host.ts"
+import { makeTempWorld, type TempWorld } from "../testing.ts"
+
+const streamDir = join(import.meta.dirname, "../fixtures/stream-plugin")
+
+let world: TempWorld
+let host: Host | undefined
+
+beforeEach(async () => {
+  world = makeTempWorld("cvg-return-lane-")
+  host = await startHost({
+    pluginDir: streamDir,
+    home: world.home,
+    dataDir: world.hostData,
+    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
+    killGraceMs: 500,
+  })
+})
+afterEach(async () => {
+  await host?.close()
+  host = undefined
+  world.cleanup()
+})
+
+const answer = (h: Host, answerBytes: number) =>
+  h.call("stream", "prompt", { sessionId: "s", text: JSON.stringify({ file: "", answerBytes }) })
+
+/** Bytes `pid` has written so far (all its descriptors), from /proc. */
+const written = (pid: number): number =>
+  Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? Number.NaN)
+
+describe("the return lane, between real processes", () => {
+  it("carries an answer far larger than a pipe's buffer whole", async () => {
+    const size = 24 * 1024 * 1024
+    const { run_id } = await answer(host!, size)
+    expect(run_id.length).toBe(size)
+    expect(run_id.startsWith(`${size}:xxx`)).toBe(true)
+    expect(run_id.endsWith("xxx")).toBe(true)
+    expect(host!.logger.entries.filter((e) => e.message.includes("malformed"))).toEqual([])
+  })
+
+  it("a plugin process that dies mid-answer: the call fails clearly, the next one restarts it", async () => {
+    const h = host!
+    const first = h.pluginProcess()!.pid
+    const size = 256 * 1024 * 1024
+    const before = written(first)
+    const call = answer(h, size).then(
+      () => "answered",
+      (e: unknown) => String((e as { message?: unknown })?.message ?? e),
+    )
+    // Killed once the answer has started to cross, long before all of it could have.
+    const until = Date.now() + 20_000
+    while (written(first) - before < 4 * 1024 * 1024 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 2))
+    const crossed = written(first) - before
+    process.kill(first, "SIGKILL")
+    expect(crossed).toBeGreaterThan(4 * 1024 * 1024)
+    expect(crossed).toBeLessThan(size)
+    const failed = await call
+    expect(failed).toMatch(/plugin process .* exited/)
+    expect(h.logger.entries.some((e) => e.level === "error" && e.message.includes("died"))).toBe(true)
+    // The half frame it left is dropped with the process, never read as a batch.
+    expect(h.logger.entries.filter((e) => e.message.includes("malformed"))).toEqual([])
+    const { run_id } = await answer(h, 1024 * 1024)
+    expect(run_id.length).toBe(1024 * 1024)
+    expect(h.pluginProcess()!.pid).not.toBe(first)
+  })
+})
