@@ -7,14 +7,16 @@
  * every byte arrives before its end, under the same credit.
  */
 import { describe, expect, it } from "vitest"
-import { ChannelError, type Message, makePeer, type Port, STREAM_WINDOW } from "./channel.ts"
+import { ChannelError, CREDIT_STEP, type Message, makePeer, type Port, STREAM_WINDOW } from "./channel.ts"
 
 const pair = () => {
   const posted = { a: 0, b: 0 }
+  const credits = { a: 0, b: 0 }
   const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
   const port = (self: "a" | "b", other: "a" | "b"): Port => ({
     post: (batch) => {
       posted[self]++
+      credits[self] += batch.filter((m) => m.t === "credit").length
       const copy = structuredClone(batch)
       setImmediate(() => listeners[other]?.(copy))
     },
@@ -23,7 +25,7 @@ const pair = () => {
     },
     later: (flush) => void setImmediate(flush),
   })
-  return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), posted }
+  return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), posted, credits }
 }
 
 /** Peers whose byte lane (b to a) delivers `laneDelayMs` after the message that follows it. */
@@ -113,6 +115,29 @@ describe("the channel", () => {
     }
     expect(emitted).toBe(100 * chunk.byteLength)
     expect(read).toBe(100 * chunk.byteLength)
+  })
+
+  it("grants credit back in steps of a quarter window, not per batch, and never stalls the producer", async () => {
+    const { a, b, credits } = pair()
+    const chunk = new Uint8Array(16 * 1024)
+    const chunks = (8 * STREAM_WINDOW) / chunk.byteLength
+    b.serve("bytes", async (_args, sink) => {
+      // One chunk per flush: each crosses as a batch of its own.
+      for (let i = 0; i < chunks; i++) {
+        await sink.emit([chunk])
+        await new Promise((r) => setImmediate(r))
+      }
+    })
+    let batches = 0
+    let read = 0
+    for await (const batch of a.open("bytes")) {
+      batches++
+      for (const item of batch as Uint8Array[]) read += item.byteLength
+    }
+    expect(read).toBe(8 * STREAM_WINDOW)
+    // Batches are each well under a step: one credit per batch would be many more.
+    expect(batches).toBeGreaterThan(64)
+    expect(credits.a).toBeLessThanOrEqual((8 * STREAM_WINDOW) / CREDIT_STEP)
   })
 
   it("sends small chunks of one flush as one array, in order", async () => {

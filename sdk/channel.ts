@@ -8,7 +8,8 @@
  *   their envelope (a host validates what it reads, see host/plugin-process/).
  * - Streams are pulled: the consumer opens one and grants credit (a weight,
  *   bytes for byte streams); the producer sends only while credit is left,
- *   so a slow reader holds the source instead of filling memory.
+ *   so a slow reader holds the source instead of filling memory. Credit
+ *   goes back in steps of a quarter window, not a message per batch.
  * - Byte items of one stream queued in the same flush cross as one array:
  *   small chunks never cost a message or a copy each.
  * - A byte stream (served with `{ bytes: true }`) crosses on the port's byte
@@ -65,6 +66,14 @@ export class ChannelError extends Error {
 
 /** Credit a consumer keeps open per stream: the producer's lead over the reader. */
 export const STREAM_WINDOW = 1 << 20
+
+/**
+ * Credit is granted back in steps of at least this much (a quarter window):
+ * one message per step rather than per batch taken. Never a deadlock: what
+ * is taken and not yet granted stays under the step, so a producer that
+ * waits has more than that in flight, and its arrival completes a step.
+ */
+export const CREDIT_STEP = STREAM_WINDOW / 4
 
 export interface StreamSink {
   /** Send items; resolves once credit allows more. `weight` defaults to the bytes of byte items, else 1 each. */
@@ -349,6 +358,8 @@ export const makePeer = (port: Port): Peer => {
     }
     let started = false
     let cancelled = false
+    /** Weight taken and not yet granted back (under CREDIT_STEP). */
+    let owed = 0
     const cancel = () => {
       if (cancelled) return
       cancelled = true
@@ -373,8 +384,11 @@ export const makePeer = (port: Port): Peer => {
           r.wake = null
           const batch = r.batches.shift()
           if (batch !== undefined) {
-            const weight = r.weights.shift() ?? 0
-            if (!r.ended && weight > 0) send({ t: "credit", sid, weight })
+            owed += r.weights.shift() ?? 0
+            if (!r.ended && owed >= CREDIT_STEP) {
+              send({ t: "credit", sid, weight: owed })
+              owed = 0
+            }
             return { value: batch, done: false }
           }
           reading.delete(sid)
