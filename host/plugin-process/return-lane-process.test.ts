@@ -3,7 +3,8 @@
  * the child, return-lane.ts): an answer far larger than a pipe's buffer
  * arrives whole; a plugin process that dies while its answer is still
  * crossing fails that call clearly (the half frame is dropped, never read
- * as a batch), and the next call starts a new process that answers whole.
+ * as a batch), and the next call starts a new process that answers whole;
+ * an answer no serializer can carry fails only its own call.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -47,6 +48,20 @@ describe("the return lane, between real processes", () => {
     expect(run_id.startsWith(`${size}:xxx`)).toBe(true)
     expect(run_id.endsWith("xxx")).toBe(true)
     expect(host!.logger.entries.filter((e) => e.message.includes("malformed"))).toEqual([])
+  })
+
+  it("an answer the serializer cannot carry fails its call clearly; the process goes on", async () => {
+    const h = host!
+    const pid = h.pluginProcess()!.pid
+    const failed = await h
+      .call("stream", "prompt", { sessionId: "s", text: JSON.stringify({ file: "", unserializable: true }) })
+      .then(
+        () => "answered",
+        (e: unknown) => String((e as { message?: unknown })?.message ?? e),
+      )
+    expect(failed).toMatch(/cannot carry/)
+    expect((await answer(h, 1000)).run_id.length).toBe(1000)
+    expect(h.pluginProcess()!.pid).toBe(pid)
   })
 
   it("a plugin process that dies mid-answer: the call fails clearly, the next one restarts it", async () => {
