@@ -8,7 +8,7 @@
  * its way around either. The byte lane (lane.ts, fd 4) is read here with
  * `fs.read` into buffers of this file's own, and handed on as views.
  */
-import { read, readFileSync, writev } from "node:fs"
+import { read, readFileSync, writevSync } from "node:fs"
 import { serialize } from "node:v8"
 import { runInThisContext } from "node:vm"
 import type { Message, Port } from "../../sdk/channel.ts"
@@ -33,24 +33,26 @@ process.on("message", (batch: ReadonlyArray<Message>) => {
 // The host is gone: nothing here may outlive it.
 process.on("disconnect", () => process.exit(0))
 
-/** Frames waiting for the return lane while a write is out: the next write takes them all at once. */
+/**
+ * Frames not yet written to the return lane, oldest first. The lane is a
+ * blocking socket, written here on the main thread: a write waits only
+ * while the host is a socket buffer behind (that is its backpressure), and
+ * a batch costs no hop through the thread pool.
+ */
 let waiting: Uint8Array[] = []
-let writing = false
 const writeWaiting = () => {
-  if (writing || waiting.length === 0) return
-  writing = true
-  let chunks = waiting
-  waiting = []
-  const next = () =>
-    writev(RETURN_FD, upTo(chunks, WRITE_MAX), null, (error, written) => {
+  while (waiting.length > 0) {
+    let written: number
+    try {
+      written = writevSync(RETURN_FD, upTo(waiting, WRITE_MAX))
+    } catch (error) {
+      // Not expected of a blocking socket; try again next turn rather than spin.
+      if ((error as { code?: unknown }).code === "EAGAIN") return void setImmediate(writeWaiting)
       // The host closed its end, or is gone (its disconnect ends this process).
-      if (error) process.exit(0)
-      chunks = rest(chunks, written)
-      if (chunks.length > 0) return next()
-      writing = false
-      writeWaiting()
-    })
-  next()
+      process.exit(0)
+    }
+    waiting = rest(waiting, written)
+  }
 }
 /** Bytes one write takes at most: a huge answer leaves in steps, not in one long blocking call. */
 const WRITE_MAX = 4 * 1024 * 1024
