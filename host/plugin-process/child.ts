@@ -8,13 +8,12 @@
  * its way around either. The byte lane (lane.ts, fd 4) is read here with
  * `fs.read` into buffers of this file's own, and handed on as views.
  */
-import { read, readFileSync, writevSync } from "node:fs"
+import { read, readFileSync } from "node:fs"
 import { serialize } from "node:v8"
 import { runInThisContext } from "node:vm"
 import type { Message, Port } from "../../sdk/channel.ts"
 import { LANE_FD, makeLaneReader } from "./lane.ts"
 import { lockdown, SandboxRefusal } from "./lockdown.ts"
-import { frameLength, RETURN_FD } from "./return-lane.ts"
 
 const [bundlePath] = process.argv.slice(2)
 const send = process.send?.bind(process)
@@ -34,74 +33,34 @@ process.on("message", (batch: ReadonlyArray<Message>) => {
 process.on("disconnect", () => process.exit(0))
 
 /**
- * Frames not yet written to the return lane, oldest first. The lane is a
- * blocking socket, written here on the main thread: a write waits only
- * while the host is a socket buffer behind (that is its backpressure), and
- * a batch costs no hop through the thread pool.
+ * What of a batch the serializer refused can cross (a function or a symbol
+ * cannot): an answer that cannot becomes an error for its call, a note a
+ * logged drop; the rest goes as it was.
  */
-let waiting: Uint8Array[] = []
-const writeWaiting = () => {
-  while (waiting.length > 0) {
-    let written: number
+const carriable = (batch: ReadonlyArray<Message>, error: unknown): Message[] =>
+  batch.flatMap((m): Message[] => {
     try {
-      written = writevSync(RETURN_FD, upTo(waiting, WRITE_MAX))
-    } catch (error) {
-      // Not expected of a blocking socket; try again next turn rather than spin.
-      if ((error as { code?: unknown }).code === "EAGAIN") return void setImmediate(writeWaiting)
-      // The host closed its end, or is gone (its disconnect ends this process).
-      process.exit(0)
+      serialize(m)
+      return [m]
+    } catch {
+      const what = `a ${m.t} message the channel cannot carry (${String(error)})`
+      if (m.t === "res") return [{ t: "err", id: m.id, error: { _tag: "Unserializable", message: what } }]
+      return [{ t: "note", op: "log", args: { level: "warn", message: `${what} was dropped` } }]
     }
-    waiting = rest(waiting, written)
-  }
-}
-/** Bytes one write takes at most: a huge answer leaves in steps, not in one long blocking call. */
-const WRITE_MAX = 4 * 1024 * 1024
-/** The first `max` bytes of `chunks`. */
-const upTo = (chunks: Uint8Array[], max: number): Uint8Array[] => {
-  const out: Uint8Array[] = []
-  for (const chunk of chunks) {
-    if (chunk.byteLength >= max) {
-      out.push(chunk.subarray(0, max))
-      break
-    }
-    out.push(chunk)
-    max -= chunk.byteLength
-  }
-  return out
-}
-/** What a short write left of `chunks`. */
-const rest = (chunks: Uint8Array[], written: number): Uint8Array[] => {
-  let i = 0
-  while (i < chunks.length && written >= (chunks[i] as Uint8Array).byteLength)
-    written -= (chunks[i++] as Uint8Array).byteLength
-  const left = chunks.slice(i)
-  if (written > 0 && left.length > 0) left[0] = (left[0] as Uint8Array).subarray(written)
-  return left
-}
-
-/** A batch V8 cannot serialize (a function, a symbol) loses only what cannot cross: an answer becomes an error. */
-const serialized = (batch: ReadonlyArray<Message>): Uint8Array => {
-  try {
-    return serialize(batch)
-  } catch (error) {
-    const kept = batch.flatMap((m): Message[] => {
-      try {
-        serialize(m)
-        return [m]
-      } catch {
-        const what = `a ${m.t} message the channel cannot carry (${String(error)})`
-        if (m.t === "res") return [{ t: "err", id: m.id, error: { _tag: "Unserializable", message: what } }]
-        return [{ t: "note", op: "log", args: { level: "warn", message: `${what} was dropped` } }]
-      }
-    })
-    return serialize(kept)
-  }
-}
+  })
 
 const post = (batch: ReadonlyArray<Message>) => {
-  const payload = serialized(batch)
-  waiting.push(frameLength(payload.byteLength), payload)
-  writeWaiting()
+  try {
+    send(batch)
+  } catch (error) {
+    // The host is gone: nothing to say it to.
+    if (!process.connected) process.exit(0)
+    try {
+      send(carriable(batch, error))
+    } catch {
+      process.exit(0)
+    }
+  }
 }
 const report = (what: string) => post([{ t: "note", op: "sandbox.refused", args: { what } }])
 const log = (level: "info" | "warn", text: string) =>
@@ -143,7 +102,7 @@ const port: Port = {
     receive = handler
     for (const batch of early.splice(0)) handler(batch)
   },
-  later: (flush) => setImmediate(flush),
+  later: (flush) => queueMicrotask(flush),
 }
 
 runInThisContext(code, {

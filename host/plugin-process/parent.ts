@@ -6,7 +6,8 @@
  *
  * Rules it keeps:
  * - Every batch the child sends is checked against the channel's envelope
- *   (Zod); a malformed one is one diagnostic and is dropped.
+ *   (a check compiled once from the Zod schema, wire-check.ts; Zod words
+ *   the refusal); a malformed one is one diagnostic and is dropped.
  * - When the child dies (crash, kill, out of memory) it is logged with the
  *   last lines of its stderr, every pending call fails with
  *   PluginProcessExited, every process it started is ended (and waited
@@ -15,8 +16,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
-import type { Readable, Writable } from "node:stream"
-import { deserialize } from "node:v8"
+import type { Writable } from "node:stream"
 import { Effect } from "effect"
 import { z } from "zod"
 import { ChannelError, type Message, makePeer, type Peer, type Port } from "../../sdk/channel.ts"
@@ -27,7 +27,6 @@ import { REFUSED } from "../log.ts"
 import { pluginCode } from "./bundle.ts"
 import { childArgs } from "./child-flags.ts"
 import { frameHeader, LANE_FD } from "./lane.ts"
-import { makeReturnReader, RETURN_FD } from "./return-lane.ts"
 import { serveBroker } from "./serve-broker.ts"
 import { AGENT_PROVIDER_CALLS } from "../../sdk/provider-calls.ts"
 import { compileCheck } from "../../wire-check.ts"
@@ -52,7 +51,7 @@ const Envelope = z.array(
   ]),
 )
 
-/** Zod's verdict without its copies, per batch on the hot path; Zod itself only to word a refusal. */
+/** Zod's verdict without its parse contexts and copies, per batch; Zod itself only to word a refusal. */
 const envelopeFits = compileCheck(Envelope)
 
 const AgentEmit = z.object({ agent: z.string(), event: z.object({ type: z.string() }).loose() })
@@ -122,9 +121,8 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   const logger = broker.logger
   const code = await pluginCode(options.pluginDir, broker.manifest.main)
   const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle, options.v8Flags), {
-    // fd 4: the byte lane (lane.ts), the host's byte streams beside the IPC channel;
-    // fd 5: the return lane (return-lane.ts), the plugin's batches to the host.
-    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe", "pipe"],
+    // fd 4: the byte lane (lane.ts), the host's byte streams beside the IPC channel.
+    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
     serialization: "advanced",
     env: {},
     cwd: "/",
@@ -155,38 +153,21 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
       // A send racing the child's exit fails quietly: the exit is reported once, below.
       if (child.connected) child.send(batch as Message[], () => {})
     },
-    listen: (receive) => {
-      const dropped = (issues: string) =>
-        logger.log({
-          source: "host",
-          level: "warn",
-          message: `${broker.manifest.id}: a malformed message from the plugin process was dropped`,
-          data: { issues },
-        })
-      const reader = makeReturnReader({
-        frame: (bytes) => {
-          let raw: unknown
-          try {
-            raw = deserialize(bytes)
-          } catch (error) {
-            return dropped(`not a serialized batch: ${String(error)}`)
-          }
-          if (envelopeFits(raw)) return receive(raw as Message[])
-          const parsed = Envelope.safeParse(raw)
-          if (parsed.success) receive(parsed.data as Message[])
-          else dropped(z.prettifyError(parsed.error))
-        },
-        oversized: (length) => dropped(`a frame of ${length} bytes, over the return lane's cap`),
-      })
-      // The child's entry sends nothing on IPC: a message there is plugin code under the channel.
-      child.on("message", () =>
-        dropped("a message on the IPC channel, where the plugin process sends nothing"),
-      )
-      const lane = (child.stdio as ReadonlyArray<unknown>)[RETURN_FD] as Readable
-      lane.on("data", (chunk: Uint8Array) => reader.push(chunk))
-      // Its end comes with the child's exit, reported once, below.
-      lane.on("error", () => {})
-    },
+    listen: (receive) =>
+      void child.on("message", (raw: unknown) => {
+        if (envelopeFits(raw)) return receive(raw as Message[])
+        const parsed = Envelope.safeParse(raw)
+        if (!parsed.success) {
+          logger.log({
+            source: "host",
+            level: "warn",
+            message: `${broker.manifest.id}: a malformed message from the plugin process was dropped`,
+            data: { issues: z.prettifyError(parsed.error) },
+          })
+          return
+        }
+        receive(parsed.data as Message[])
+      }),
     later: (flush) => queueMicrotask(flush),
   }
   const peer = makePeer(port)

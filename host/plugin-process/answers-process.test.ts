@@ -1,10 +1,10 @@
 /**
- * The return lane between a real host and its real plugin process (fd 5 of
- * the child, return-lane.ts): an answer far larger than a pipe's buffer
- * arrives whole; a plugin process that dies while its answer is still
- * crossing fails that call clearly (the half frame is dropped, never read
- * as a batch), and the next call starts a new process that answers whole;
- * an answer no serializer can carry fails only its own call.
+ * Large and bad answers between a real host and its real plugin process
+ * (the IPC channel, sdk/channel.ts): an answer far larger than a pipe's
+ * buffer arrives whole; a plugin process that dies while its answer is
+ * still crossing fails that call clearly (nothing half-read is taken for a
+ * message), and the next call starts a new process that answers whole; an
+ * answer no serializer can carry fails only its own call.
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -18,7 +18,7 @@ let world: TempWorld
 let host: Host | undefined
 
 beforeEach(async () => {
-  world = makeTempWorld("cvg-return-lane-")
+  world = makeTempWorld("cvg-answers-")
   host = await startHost({
     pluginDir: streamDir,
     home: world.home,
@@ -40,7 +40,7 @@ const answer = (h: Host, answerBytes: number) =>
 const written = (pid: number): number =>
   Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? Number.NaN)
 
-describe("the return lane, between real processes", () => {
+describe("answers, between real processes", () => {
   it("carries an answer far larger than a pipe's buffer whole", async () => {
     const size = 24 * 1024 * 1024
     const { run_id } = await answer(host!, size)
