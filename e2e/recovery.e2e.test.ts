@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { makeAutoContinue } from "../host/auto-continue.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
 import { rateLimited, text, toolUse } from "../testkit/model-server.ts"
@@ -211,7 +211,10 @@ describe("recovery facts against the real CLI", () => {
       }),
       expect.objectContaining({ input_uuid: next.input_uuid, state: "picked_up" }),
     ])
-    expect(w.host.storage.snapshot()[`undelivered:${session_id}`]).toBeUndefined()
+    // Forgetting is a background write (the event stream never waits for storage).
+    await vi.waitFor(() => expect(w.host.storage.snapshot()[`undelivered:${session_id}`]).toBeUndefined(), {
+      timeout: 10_000,
+    })
     // Reported, never replayed: the killed process may have stored it once, the plugin never sends it again.
     expect(resumed().split("QUEUED-STEER").length - 1).toBeLessThanOrEqual(1)
   })
