@@ -197,11 +197,21 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       return Scope.close(state.scope, Exit.void)
     })
 
+  const loginApiTimeout = Effect.gen(function* () {
+    return yield* (yield* Env).get("API_TIMEOUT_MS")
+  })
+
   const launch = Effect.fn("claude.session.launch")(function* () {
-    const prepared = yield* options.prepare(options.start())
+    // The login environment's API_TIMEOUT_MS is read alongside the launch's own reads (each is a broker round trip before the spawn).
+    const [prepared, loginTimeout] = yield* Effect.all(
+      [
+        options.prepare(options.start()),
+        options.silenceMs === undefined ? loginApiTimeout : Effect.succeed(undefined),
+      ],
+      { concurrency: "unbounded" },
+    )
     const silenceMs =
-      options.silenceMs ??
-      silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? (yield* (yield* Env).get("API_TIMEOUT_MS"))))
+      options.silenceMs ?? silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? loginTimeout))
     const scope = yield* Scope.fork(options.sessionScope)
     // The channel writes through the transport opened just below.
     let transport: Transport | undefined
