@@ -141,6 +141,28 @@ export const reportUnknown = (
     ),
   )
 
+/**
+ * The launch's own reads, and the login API_TIMEOUT_MS (the silence bound)
+ * beside them: each is a broker round trip before the spawn.
+ */
+const prepareWithSilence = (options: ProcessOptions) =>
+  Effect.all(
+    [
+      options.prepare(options.start()),
+      options.silenceMs === undefined
+        ? Effect.gen(function* () {
+            return yield* (yield* Env).get("API_TIMEOUT_MS")
+          })
+        : Effect.succeed(undefined),
+    ],
+    { concurrency: "unbounded" },
+  ).pipe(
+    Effect.map(([prepared, loginTimeout]) => ({
+      prepared,
+      silenceMs: options.silenceMs ?? silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? loginTimeout)),
+    })),
+  )
+
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
   let proc: LiveProcess | undefined
@@ -197,21 +219,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       return Scope.close(state.scope, Exit.void)
     })
 
-  const loginApiTimeout = Effect.gen(function* () {
-    return yield* (yield* Env).get("API_TIMEOUT_MS")
-  })
-
   const launch = Effect.fn("claude.session.launch")(function* () {
-    // The login environment's API_TIMEOUT_MS is read alongside the launch's own reads (each is a broker round trip before the spawn).
-    const [prepared, loginTimeout] = yield* Effect.all(
-      [
-        options.prepare(options.start()),
-        options.silenceMs === undefined ? loginApiTimeout : Effect.succeed(undefined),
-      ],
-      { concurrency: "unbounded" },
-    )
-    const silenceMs =
-      options.silenceMs ?? silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? loginTimeout))
+    const { prepared, silenceMs } = yield* prepareWithSilence(options)
     const scope = yield* Scope.fork(options.sessionScope)
     // The channel writes through the transport opened just below.
     let transport: Transport | undefined
