@@ -136,9 +136,12 @@ const launchFor =
     Effect.gen(function* () {
       const support = yield* cli.detect
       if (support.unsupported) return yield* new LaunchFailed({ detail: support.unsupported })
-      const knobs = yield* readLaunchKnobsLogged
-      const env = yield* childEnvFor(acct)
-      const options = withinWorkflowSwitch(open.options, yield* workflowsOnIn(acct, params.cwd))
+      // Independent reads, each a broker round trip before the spawn: side by side.
+      const [knobs, env, workflowsOn] = yield* Effect.all(
+        [readLaunchKnobsLogged, childEnvFor(acct), workflowsOnIn(acct, params.cwd)],
+        { concurrency: "unbounded" },
+      )
+      const options = withinWorkflowSwitch(open.options, workflowsOn)
       return {
         args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed, support),
         env,

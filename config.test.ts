@@ -172,6 +172,52 @@ describe("launch knobs", () => {
   })
 })
 
+/**
+ * The api with `env.get` and `fs.read` held open a moment each, counting how
+ * many are in flight at once: every read before a launch is a broker round
+ * trip, so the launch's reads must overlap, not queue.
+ */
+const overlapCounting = (broker: ReturnType<typeof makeMemoryBroker>) => {
+  const seen = { inFlight: 0, most: 0 }
+  const held = <A>(effect: Effect.Effect<A>) =>
+    Effect.gen(function* () {
+      seen.inFlight++
+      seen.most = Math.max(seen.most, seen.inFlight)
+      yield* Effect.sleep("2 millis")
+      seen.inFlight--
+      return yield* effect
+    })
+  const api = {
+    ...broker.api,
+    env: { ...broker.api.env, get: (name: string) => held(broker.api.env.get(name)) },
+    fs: { ...broker.api.fs, read: (path: string) => held(broker.api.fs.read(path)) },
+  }
+  const runWith = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.runPromise(withBroker(api)(effect) as Effect.Effect<A, E, never>)
+  return { seen, runWith }
+}
+
+describe("reads before a launch", () => {
+  it("reads every launch knob at once", async () => {
+    const { seen, runWith } = overlapCounting(makeMemoryBroker({ home, env: { CLAUDE_EXTRA_ARGS: "--a" } }))
+    expect((await runWith(readLaunchKnobs)).extraArgs).toEqual(["--a"])
+    expect(seen.most).toBe(7)
+  })
+  it("reads the three settings files at once, merged in their order", async () => {
+    const { seen, runWith } = overlapCounting(
+      makeMemoryBroker({
+        files: {
+          "/home/user/.claude/settings.json": JSON.stringify({ a: 1, b: 1, c: 1 }),
+          "/ws/.claude/settings.json": JSON.stringify({ b: 2, c: 2 }),
+          "/ws/.claude/settings.local.json": JSON.stringify({ c: 3 }),
+        },
+      }),
+    )
+    expect(await runWith(readMergedSettings("/home/user/.claude", "/ws"))).toEqual({ a: 1, b: 2, c: 3 })
+    expect(seen.most).toBe(3)
+  })
+})
+
 describe("settings", () => {
   it("layers project and local settings over the user's, tolerating broken files", async () => {
     const broker = makeMemoryBroker({

@@ -121,21 +121,26 @@ export const readLaunchKnobs: Effect.Effect<LaunchKnobs, never, Env> = Effect.ge
   const env = yield* Env
   const get = (name: string) => Effect.map(env.get(name), (v) => (v?.trim() ? v : undefined))
   const warnings: string[] = []
-  const home = yield* env.get("HOME")
+  // Each read is a broker round trip at every launch: all of them at once.
+  const [home, extra, mcp, strict, sources, append, dirs] = yield* Effect.all(
+    [
+      env.get("HOME"),
+      get("CLAUDE_EXTRA_ARGS"),
+      get("CLAUDE_MCP_CONFIG"),
+      get("CLAUDE_STRICT_MCP_CONFIG"),
+      get("CLAUDE_SETTING_SOURCES"),
+      get("CLAUDE_APPEND_SYSTEM_PROMPT"),
+      get("CLAUDE_ADD_DIRS"),
+    ],
+    { concurrency: "unbounded" },
+  )
 
-  const extra = yield* get("CLAUDE_EXTRA_ARGS")
   const extraArgs = extra ? splitShellWords(extra, "CLAUDE_EXTRA_ARGS") : { words: [], warnings: [] }
   warnings.push(...extraArgs.warnings)
 
-  const mcp = yield* get("CLAUDE_MCP_CONFIG")
   const mcpConfigs = mcp ? splitShellWords(mcp, "CLAUDE_MCP_CONFIG") : { words: [], warnings: [] }
   warnings.push(...mcpConfigs.warnings)
 
-  const strict = yield* get("CLAUDE_STRICT_MCP_CONFIG")
-  const sources = yield* get("CLAUDE_SETTING_SOURCES")
-  const append = yield* get("CLAUDE_APPEND_SYSTEM_PROMPT")
-
-  const dirs = yield* get("CLAUDE_ADD_DIRS")
   const addDirs = dirs ? splitDirs(dirs) : { words: [], warnings: [] }
   warnings.push(...addDirs.warnings)
 
@@ -206,9 +211,15 @@ export const readMergedSettings = (
   workspace?: string,
 ): Effect.Effect<Record<string, unknown>, never, Fs> =>
   Effect.gen(function* () {
-    const user = yield* readUserSettings(configDir)
-    if (!workspace) return user
-    const project = (yield* readJsonObject(join(workspace, ".claude", "settings.json"))) ?? {}
-    const local = (yield* readJsonObject(join(workspace, ".claude", "settings.local.json"))) ?? {}
-    return { ...user, ...project, ...local }
+    if (!workspace) return yield* readUserSettings(configDir)
+    // Three independent reads (broker round trips): side by side, merged in their order.
+    const [user, project, local] = yield* Effect.all(
+      [
+        readUserSettings(configDir),
+        readJsonObject(join(workspace, ".claude", "settings.json")),
+        readJsonObject(join(workspace, ".claude", "settings.local.json")),
+      ],
+      { concurrency: "unbounded" },
+    )
+    return { ...user, ...(project ?? {}), ...(local ?? {}) }
   })

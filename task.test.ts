@@ -47,6 +47,33 @@ describe("task rules", () => {
     expect(snapshot(s).status).toBe("Completed")
   })
 
+  it("reuses the sent copy of a workflow only while the state holds that same workflow object", () => {
+    const s = newTaskState("w", "workflow")
+    s.workflow = { phases: [{ index: 1, title: "A" }] }
+    const first = changedSnapshot(s)
+    expect(first?.workflow).not.toBe(s.workflow)
+    s.summary = "moved"
+    const second = changedSnapshot(s)
+    expect(second?.summary).toBe("moved")
+    expect(second?.workflow).toBe(first?.workflow)
+    // A replaced workflow (how the mapper changes one) is copied anew and sent.
+    s.workflow = {
+      ...s.workflow,
+      phases: [
+        { index: 1, title: "A" },
+        { index: 2, title: "B" },
+      ],
+    }
+    const third = changedSnapshot(s)
+    expect(third?.workflow?.phases).toEqual([
+      { index: 1, title: "A" },
+      { index: 2, title: "B" },
+    ])
+    expect(changedSnapshot(s)).toBeUndefined()
+    s.workflow = { ...s.workflow, name: "named" }
+    expect(changedSnapshot(s)?.workflow?.name).toBe("named")
+  })
+
   it("sends a snapshot only when it changed, never for a hidden task", () => {
     const s = newTaskState("t", "agent")
     s.title = "T"

@@ -39,6 +39,8 @@ export interface TaskState {
   error?: string
   /** The last snapshot sent to the host, to send only changes. */
   sent?: TaskInfo
+  /** The `workflow` that `sent.workflow` was copied from: while it is the same object, the copy is reused. */
+  sentWorkflowOf?: WorkflowInfo
 }
 
 export const newTaskState = (id: string, kind: TaskKind): TaskState => ({
@@ -93,8 +95,13 @@ const summaryOf = (state: TaskState): string | undefined => {
   )
 }
 
-/** The TaskInfo of a state, without absent fields (built by assignment: this runs for every task frame). */
-export const snapshot = (state: TaskState): TaskInfo => {
+/**
+ * The TaskInfo of a state, without absent fields (built by assignment: this
+ * runs for every task frame). `reuse` is a copy already made of this very
+ * `state.workflow` object (workflow states are replaced, never changed in
+ * place), taken instead of copying it again.
+ */
+export const snapshot = (state: TaskState, reuse?: WorkflowInfo): TaskInfo => {
   const info: Record<string, unknown> = { id: state.id }
   if (state.parentTaskId !== undefined) info.parent_task_id = state.parentTaskId
   info.title = state.title ?? state.name ?? "Agent"
@@ -113,7 +120,7 @@ export const snapshot = (state: TaskState): TaskInfo => {
     info.usage = usage
   }
   if (state.background !== undefined) info.background = state.background
-  if (state.workflow !== undefined) info.workflow = copyWorkflow(state.workflow)
+  if (state.workflow !== undefined) info.workflow = reuse ?? copyWorkflow(state.workflow)
   if (state.phase !== undefined) info.phase = state.phase
   return info as unknown as TaskInfo
 }
@@ -154,9 +161,13 @@ export const sameTask = (a: TaskInfo | undefined, b: TaskInfo): boolean => a !==
  */
 export const changedSnapshot = (state: TaskState): TaskInfo | undefined => {
   if (state.hidden) return undefined
-  const next = snapshot(state)
+  // A workflow unchanged since the last snapshot shares that snapshot's copy: no copy, and `same` meets one object.
+  const reuse =
+    state.workflow !== undefined && state.workflow === state.sentWorkflowOf ? state.sent?.workflow : undefined
+  const next = snapshot(state, reuse)
   if (sameTask(state.sent, next)) return undefined
   state.sent = next
+  state.sentWorkflowOf = state.workflow
   return next
 }
 

@@ -181,6 +181,35 @@ describe("transport", () => {
       }),
     ))
 
+  it("a 100 MB line arriving live is cut as it streams and delivered, without multiplying the process's memory", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const { proc, transport, frames, bad } = yield* setup
+        const chunk = new Uint8Array(64 * 1024).fill(0x78) // one buffer, given again and again: the test holds nothing
+        const rss = () => process.memoryUsage().rss
+        const before = rss()
+        let most = before
+        yield* proc.out('{"type":"user","tool_use_result":{"stdout":"')
+        for (let sent = 0; sent < 100 * 1024 * 1024; sent += chunk.length) {
+          yield* Queue.offer(proc.raw, chunk)
+          // Let the reader take each chunk as it comes, as a pipe would.
+          yield* Effect.yieldNow
+          if (sent % (4 * 1024 * 1024) === 0) most = Math.max(most, rss())
+        }
+        yield* proc.out('"}}\n{"type":"after"}\n')
+        yield* proc.end(0)
+        yield* transport.closed
+        most = Math.max(most, rss())
+        expect(bad).toEqual([])
+        expect(frames.map((f) => f.type)).toEqual(["user", "after"])
+        const stdout = (frames[0] as unknown as { tool_use_result: { stdout: string } }).tool_use_result
+          .stdout
+        expect(stdout.endsWith(" [… truncated: 262,144 of 104,857,600 bytes shown]")).toBe(true)
+        // Held whole, the line alone would take 100 MB of copies, 100 MB joined and its text: 300 MB or more.
+        expect(most - before).toBeLessThan(64 * 1024 * 1024)
+      }),
+    ))
+
   it("stderr is kept as a bounded tail, and the exit error carries a bounded excerpt", () =>
     Effect.runPromise(
       Effect.gen(function* () {

@@ -6,9 +6,13 @@
  * reader finish the output still queued before it lets go.
  *
  * Rules:
+ * - a line past 4 MiB (files.ts `LONG_LINE_BYTES`: a huge tool result) is
+ *   never held whole: it is cut as it streams, each string past 256 KiB
+ *   shortened with its size said, and delivered as the frame it still is
+ *   (live-lines.ts, the stored transcript's rule);
  * - a bad line is exactly one diagnostic (`onBadLine`), never the end of the
- *   stream: not JSON, a frame its schema rejects, a line over the cap
- *   (skipped to its newline, never held: bounds.ts), invalid UTF-8, two
+ *   stream: not JSON, a frame its schema rejects, a line over the cap even
+ *   cut (skipped to its newline, never held: bounds.ts), invalid UTF-8, two
  *   frames glued on one line (both delivered), a field dropped from a frame
  *   (the rest delivered), a handler that failed;
  * - stderr is read with its own smaller cap and kept as a bounded tail.
@@ -22,6 +26,7 @@ import {
   excerpt,
 } from "./bounds.ts"
 import { ProcessExited } from "./errors.ts"
+import { liveLines } from "./live-lines.ts"
 import { boundedLines, frameLine, type Line } from "./sdk/lines.ts"
 import { type BrokerError, Process, type ProcessExit } from "./sdk/plugin-api.ts"
 
@@ -52,8 +57,12 @@ export interface TransportOptions<F> {
   readonly onBadLine: (message: string, line: string, requestId?: string) => Effect.Effect<void>
   /** How many stderr lines to keep (default 20). */
   readonly stderrLines?: number
-  /** The longest stdout line read (default bounds.ts `MAX_LINE_BYTES`). */
+  /** The longest stdout line held, whole or cut (default bounds.ts `MAX_LINE_BYTES`). */
   readonly maxLineBytes?: number
+  /** From this size on a stdout line is cut as it streams (default files.ts `LONG_LINE_BYTES`). */
+  readonly longLineBytes?: number
+  /** What a cut line keeps of each string (default files.ts `LONG_STRING_BYTES`). */
+  readonly longStringBytes?: number
   /** How long closing waits for the reader to drain (default 2 s). */
   readonly drainMs?: number
 }
@@ -145,7 +154,11 @@ export const openTransport = <F>(
         : bad(diagnostic.message, line.text, diagnostic.requestId).pipe(Effect.andThen(deliverAll))
     }
 
-    const reader = yield* boundedLines(handle.stdout, options.maxLineBytes ?? MAX_LINE_BYTES).pipe(
+    const reader = yield* liveLines(handle.stdout, {
+      maxLineBytes: options.maxLineBytes ?? MAX_LINE_BYTES,
+      ...(options.longLineBytes === undefined ? {} : { longLineBytes: options.longLineBytes }),
+      ...(options.longStringBytes === undefined ? {} : { longStringBytes: options.longStringBytes }),
+    }).pipe(
       Stream.runForEach(handleLine),
       Effect.ensuring(Deferred.succeed(drained, undefined)),
       Effect.forkScoped,

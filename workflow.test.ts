@@ -172,6 +172,11 @@ describe("snapshots", () => {
       transcriptDir: "/d",
     })
     expect(parseWorkflowLaunch({ status: "completed", agentId: "a1" })).toBeUndefined()
+    // Checked, not copied: the result as it came, every field kept; a mistyped field refuses it.
+    const result = { status: "async_launched", runId: "wf_2", extra: { kept: true } }
+    expect(parseWorkflowLaunch(result)).toBe(result)
+    expect(parseWorkflowLaunch({ ...result, transcriptDir: 7 })).toBeUndefined()
+    expect(parseWorkflowLaunch([result])).toBeUndefined()
   })
 })
 

@@ -97,11 +97,14 @@ export const newAgentState = (workflowTaskId: string, entry: WorkflowAgentEntry)
   return state
 }
 
-/** The Workflow tool's result (`async_launched`), when it is one. */
+/**
+ * The Workflow tool's result (`async_launched`), when it is one. Checked by
+ * the schema's compiled check, not parsed: the result is read as it came (a
+ * Zod parse per result was a copy and its contexts, cold on every call).
+ */
 export const parseWorkflowLaunch = (toolUseResult: unknown): WorkflowLaunch | undefined => {
-  const parsed = WorkflowLaunch.safeParse(toolUseResult)
-  if (!parsed.success) return undefined
-  const launch = parsed.data
+  if (!conforms(WorkflowLaunch, toolUseResult)) return undefined
+  const launch = toolUseResult
   return launch.taskType === "local_workflow" || typeof launch.runId === "string" ? launch : undefined
 }
 

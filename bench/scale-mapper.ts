@@ -6,8 +6,8 @@
  * (a turn ends at a `result` frame; each turn gets its own run id).
  *
  * Per repetition, JSON.parse of its lines (the floor) and decode + map of
- * the same lines are timed in CPU, interleaved, so a busy machine slows both
- * alike; the heap after a full GC is taken at ten points along the way, the
+ * the same lines are timed in CPU, interleaved in chunks of 250 lines whose
+ * first side alternates, so a busy machine slows both alike; the heap after a full GC is taken at ten points along the way, the
  * mapper kept alive. Prints one JSON line: per-repetition figures and the
  * heap points.
  *
@@ -54,20 +54,34 @@ const heapNow = () => {
 }
 heap.push({ turn: 0, bytes: heapNow() })
 const every = Math.max(1, Math.floor(reps / 10))
+const CHUNK = 250
 for (let rep = 0; rep < reps; rep++) {
   const lines = base.map((l) => l.replace(ids, `$1_${rep}`))
-  let start = cpuNow()
-  for (const line of lines) if ((JSON.parse(line) as { type?: unknown }).type === "x") sink++
-  parseMs.push(cpuNow() - start)
-  start = cpuNow()
-  for (const line of lines) {
-    const decoded = decodeLine(line)
-    if (decoded.kind !== "frame") continue
-    const out = mapper.map(decoded.frame, `run-${run}`)
-    sink += out.events.length
-    if (decoded.frame.type === "result") run++
+  let parse = 0
+  let map = 0
+  // Chunk by chunk, the side that goes first alternating: neither always meets the lines in cache.
+  for (let at = 0, chunk = 0; at < lines.length; at += CHUNK, chunk++) {
+    const end = Math.min(at + CHUNK, lines.length)
+    for (let k = 0; k < 2; k++) {
+      const start = cpuNow()
+      if ((chunk + k) % 2 === 0) {
+        for (let i = at; i < end; i++)
+          if ((JSON.parse(lines[i] as string) as { type?: unknown }).type === "x") sink++
+        parse += cpuNow() - start
+      } else {
+        for (let i = at; i < end; i++) {
+          const decoded = decodeLine(lines[i] as string)
+          if (decoded.kind !== "frame") continue
+          const out = mapper.map(decoded.frame, `run-${run}`)
+          sink += out.events.length
+          if (decoded.frame.type === "result") run++
+        }
+        map += cpuNow() - start
+      }
+    }
   }
-  mapMs.push(cpuNow() - start)
+  parseMs.push(parse)
+  mapMs.push(map)
   if ((rep + 1) % every === 0 || rep === reps - 1) heap.push({ turn: run, bytes: heapNow() })
 }
 process.stdout.write(

@@ -10,6 +10,7 @@
  * - agents still running when the run ended did not finish: Completed with a
  *   completed run, else Cancelled.
  */
+import type { WorkflowPhase } from "../sdk/protocol.ts"
 import { isTerminal, newTaskState, type TaskState, taskTitle } from "../task.ts"
 import {
   agentTaskId,
@@ -84,11 +85,26 @@ export const onWorkflowStarted = (s: MapState, out: Out, frame: TaskStarted): vo
   emitTask(s, out, state)
 }
 
+const samePhases = (
+  a: ReadonlyArray<WorkflowPhase> | undefined,
+  b: ReadonlyArray<WorkflowPhase>,
+): boolean => {
+  if (a === undefined || a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as WorkflowPhase
+    const y = b[i] as WorkflowPhase
+    if (x.index !== y.index || x.title !== y.title) return false
+  }
+  return true
+}
+
 /** A full snapshot: phases, and every agent as a child task. */
 const applySnapshot = (s: MapState, out: Out, state: TaskState, progress: ReadonlyArray<unknown>): void => {
   const { tasks, byAgent } = s.agents
   const snap = parseWorkflowProgress(progress)
-  if (snap.phases.length > 0) state.workflow = { ...(state.workflow ?? { phases: [] }), phases: snap.phases }
+  // Every snapshot repeats the phases: the workflow is replaced only when they changed (task.ts reuses its copy).
+  if (snap.phases.length > 0 && !samePhases(state.workflow?.phases, snap.phases))
+    state.workflow = { ...(state.workflow ?? { phases: [] }), phases: snap.phases }
   const children: TaskState[] = []
   for (const entry of snap.agents) {
     const id = agentTaskId(state.id, entry.index)

@@ -141,6 +141,28 @@ export const reportUnknown = (
     ),
   )
 
+/**
+ * The launch's own reads, and the login API_TIMEOUT_MS (the silence bound)
+ * beside them: each is a broker round trip before the spawn.
+ */
+const prepareWithSilence = (options: ProcessOptions) =>
+  Effect.all(
+    [
+      options.prepare(options.start()),
+      options.silenceMs === undefined
+        ? Effect.gen(function* () {
+            return yield* (yield* Env).get("API_TIMEOUT_MS")
+          })
+        : Effect.succeed(undefined),
+    ],
+    { concurrency: "unbounded" },
+  ).pipe(
+    Effect.map(([prepared, loginTimeout]) => ({
+      prepared,
+      silenceMs: options.silenceMs ?? silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? loginTimeout)),
+    })),
+  )
+
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
   let proc: LiveProcess | undefined
@@ -198,10 +220,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     })
 
   const launch = Effect.fn("claude.session.launch")(function* () {
-    const prepared = yield* options.prepare(options.start())
-    const silenceMs =
-      options.silenceMs ??
-      silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? (yield* (yield* Env).get("API_TIMEOUT_MS"))))
+    const { prepared, silenceMs } = yield* prepareWithSilence(options)
     const scope = yield* Scope.fork(options.sessionScope)
     // The channel writes through the transport opened just below.
     let transport: Transport | undefined
