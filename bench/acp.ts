@@ -474,7 +474,9 @@ export const main = async () => {
     for (let run = 0; run < RUNS; run++)
       for (const adapter of adapters) {
         const f = await newAndFirstChunk(adapter)
-        console.log(`${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms`)
+        console.log(
+          `${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms, first chunk ${fmt(f.tFirst)} ms, next ${fmt(f.tWarm)} ms, ${fmt(f.memory.totalMb)} MB (${roles([f.memory])})`,
+        )
       }
     return
   }
