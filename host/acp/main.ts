@@ -17,8 +17,9 @@
  *   npm run acp -- --login           run `claude auth login` in this terminal (ACP terminal auth)
  *   npm run acp -- --auto-continue identified|any   one "continue" when a usage limit's window reopens
  *
- * The same file bundled (scripts/build-acp.mjs → dist/acp/main.mjs) runs
- * with plain `node`, the plugin beside it in dist/acp/plugin/.
+ * The same file bundled (scripts/build-acp.mjs → dist/acp/server.mjs, started
+ * by the entry dist/acp/main.mjs, which turns on Node's compile cache first)
+ * runs with plain `node`; the host bundles the plugin for its process at start.
  */
 import { spawn } from "node:child_process"
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
