@@ -39,6 +39,7 @@ const makeWorld = (options: MemoryBrokerOptions = {}, agentId = "claude") =>
               : { code: 0, stdout: "2.1.332 (Claude Code)", stderr: "" },
           ),
         npm: () => Effect.succeed({ code: 1, stdout: "", stderr: "offline" }),
+        ...options.run,
       },
     })
     yield* activate(broker.api, { timeouts: { controlMs: 2_000, cancelMs: 200 } })
@@ -147,6 +148,30 @@ describe("initialize and the catalog probe", () => {
         expect(peer.processes).toHaveLength(1)
       }),
     ))
+
+  it("skips the maintenance check (no npm, no maintenance info) while CLAUDE_MAINTENANCE_CHECK is off", async () => {
+    const infoWith = async (env: Record<string, string>) => {
+      const npm: string[][] = []
+      const info = await test(({ agent }) => agent.initialize(), {
+        env,
+        run: {
+          npm: (args) =>
+            Effect.sync(() => {
+              npm.push([...args])
+              return { code: 1, stdout: "", stderr: "offline" }
+            }),
+        },
+      })
+      return { info, npm }
+    }
+    const checked = await infoWith({})
+    expect(checked.npm.length).toBeGreaterThan(0)
+    expect(checked.info.maintenance).toBeDefined()
+    const skipped = await infoWith({ CLAUDE_MAINTENANCE_CHECK: "off" })
+    expect(skipped.npm).toEqual([])
+    expect(skipped.info.maintenance).toBeUndefined()
+    expect(skipped.info.status).toBe("Ready")
+  })
 
   it("concurrent usage requests share one probe", () =>
     test(({ agent, peer }) =>

@@ -1,8 +1,9 @@
 /**
  * The composer options: model, effort (ultracode after max), approval mode,
  * thinking, fast mode and Agent Trace. What they become at launch (flags) and
- * live (control requests), and how the agent declares them; and the Agent
- * Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the option can only narrow.
+ * live (control requests), and how the agent declares them; the Agent
+ * Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the option can only narrow;
+ * and the maintenance check's knob (`CLAUDE_MAINTENANCE_CHECK`).
  */
 import { type CliSupport, FULL_SUPPORT } from "./cli-version.ts"
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
@@ -356,6 +357,16 @@ export interface TraceKnobs {
 }
 
 export const DEFAULT_PUSH_TIMEOUT_MS = 8_000
+
+/**
+ * `0`/`false`/`no`/`off` skips the maintenance check in `initialize` (the
+ * CLI's version, its owner, and the published version, which asks `npm`):
+ * for a front end with no update method, such as the ACP agent, it is work
+ * on the way to the first answer that nobody reads.
+ */
+export const MAINTENANCE_KNOB = "CLAUDE_MAINTENANCE_CHECK"
+
+export const maintenanceCheckOn = (value: string | undefined): boolean => asBoolean(value) !== false
 
 export const traceKnobs = (env: Readonly<Record<string, string | undefined>>): TraceKnobs => {
   const timeout = Number(env[TRACE_KNOBS.pushTimeoutMs])

@@ -2,12 +2,14 @@
  * The provider methods about the account rather than a session: the agent's
  * info (sign-in state, version and installer, models, options, skills,
  * limits), usage, sign in and out, and the CLI's update. `--version` and the
- * owner's npm are asked once per agent, and again after an update.
+ * owner's npm are asked once per agent, and again after an update; never
+ * while `CLAUDE_MAINTENANCE_CHECK` is off (options.ts).
  */
-import { Effect, type Option, Scope } from "effect"
+import { Effect, Option, Scope } from "effect"
 import * as account from "../account.ts"
 import { configDirFor, continuationKey, readMergedSettings } from "../config.ts"
-import { agentOptions, promptKeywords } from "../options.ts"
+import { agentOptions, MAINTENANCE_KNOB, maintenanceCheckOn, promptKeywords } from "../options.ts"
+import { Env } from "../sdk/plugin-api.ts"
 import type { AgentInfo, AgentProvider, Maintenance } from "../sdk/protocol.ts"
 import { readSkills } from "../skills.ts"
 import type { AgentContext } from "./context.ts"
@@ -29,8 +31,11 @@ export const accountMethods = (ctx: AgentContext): AccountMethods => {
           const configDir = yield* configDirFor(acct)
           const settings = yield* readMergedSettings(configDir)
           const skills = yield* readSkills(configDir, undefined, catalog.commands())
-          maintenanceInfo ??= yield* account.maintenance().pipe(Effect.option)
-          const maintenance = maintenanceInfo
+          // Read at every call, as the launch knobs are; a skipped check is not remembered.
+          const checked = maintenanceCheckOn(yield* (yield* Env).get(MAINTENANCE_KNOB))
+          if (checked) maintenanceInfo ??= yield* account.maintenance().pipe(Effect.option)
+          const maintenance: Option.Option<Maintenance> =
+            checked && maintenanceInfo ? maintenanceInfo : Option.none()
           const list = catalog.models()
           if (status.status === "Ready") yield* catalog.warm
           return {

@@ -11,7 +11,11 @@
  *   (an upper bound on the tree's peak at any one instant).
  * - A process is a CLI when its executable is the `claude` binary; every
  *   other descendant is the adapter's, and is named in the breakdown (by
- *   what it runs at its last sample, not between fork and exec).
+ *   what it runs at its last sample). A child caught between fork and exec
+ *   (its parent's executable and command line) is not counted until it
+ *   runs its own program: its pages are its parent's, and a short-lived
+ *   `claude --version` caught there and gone by the next sample was counted
+ *   as a `node` of the adapter's (24–29 MB) until 2026-12-01.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { basename } from "node:path"
@@ -54,9 +58,9 @@ const parents = (): Map<number, number> => {
   return out
 }
 
-const descendants = (root: number): number[] => {
+const descendants = (root: number, ppids: Map<number, number>): number[] => {
   const byParent = new Map<number, number[]>()
-  for (const [pid, ppid] of parents()) byParent.set(ppid, [...(byParent.get(ppid) ?? []), pid])
+  for (const [pid, ppid] of ppids) byParent.set(ppid, [...(byParent.get(ppid) ?? []), pid])
   const out: number[] = []
   const walk = (pid: number) => {
     for (const child of byParent.get(pid) ?? []) {
@@ -70,15 +74,23 @@ const descendants = (root: number): number[] => {
 
 type Role = "cli" | string
 
-const roleOf = (pid: number, root: number): Role | undefined => {
-  if (pid === root) return "adapter"
-  let exe: string
+const exeOf = (pid: number): string | undefined => {
   try {
-    exe = readlinkSync(`/proc/${pid}/exe`)
+    return readlinkSync(`/proc/${pid}/exe`)
   } catch {
     return undefined
   }
-  const cmdline = (read(`/proc/${pid}/cmdline`) ?? "").split("\0")
+}
+
+const roleOf = (pid: number, root: number, parent: number | undefined): Role | undefined => {
+  if (pid === root) return "adapter"
+  const exe = exeOf(pid)
+  if (exe === undefined) return undefined
+  const raw = read(`/proc/${pid}/cmdline`) ?? ""
+  // Forked and not yet exec'd: its parent's pages, shared, and not yet the program it will run.
+  if (parent !== undefined && exe === exeOf(parent) && raw === read(`/proc/${parent}/cmdline`))
+    return undefined
+  const cmdline = raw.split("\0")
   if (/claude/.test(basename(exe))) return "cli"
   if (/node/.test(basename(exe)) && cmdline.some((a) => a.includes("cvg-plugin-process")))
     return "plugin process"
@@ -89,10 +101,11 @@ const roleOf = (pid: number, root: number): Role | undefined => {
 export const watchTree = (root: number) => {
   const seen = new Map<number, { role: Role; peak: number }>()
   const sample = () => {
-    for (const pid of [root, ...descendants(root)]) {
+    const ppids = parents()
+    for (const pid of [root, ...descendants(root, ppids)]) {
       const known = seen.get(pid)
-      // Asked again each time: a child seen between fork and exec still looks like its parent.
-      const role = roleOf(pid, root) ?? known?.role
+      // Asked again each time: a child seen between fork and exec is not counted until it runs its program.
+      const role = roleOf(pid, root, ppids.get(pid)) ?? known?.role
       const peak = peakMb(pid)
       if (role === undefined || peak === undefined) continue
       seen.set(pid, { role, peak: Math.max(peak, known?.peak ?? 0) })

@@ -55,11 +55,11 @@ let node24 = ""
 /** ACP_BENCH_DEBUG=1: the adapters' stderr (ours with CVG_ACP_DEBUG=1: its timings) on this one's. */
 const debug = process.env.ACP_BENCH_DEBUG === "1"
 
-const ours = (name: string, bundle: string): Adapter => ({
+const ours = (name: string, bundle: string, flags = process.env.ACP_BENCH_NODE_FLAGS): Adapter => ({
   name,
   command: (s) => [
     node24,
-    ...(process.env.ACP_BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+    ...(flags ?? "").split(" ").filter(Boolean),
     bundle,
     "--data",
     join(s.root, "data"),
@@ -74,8 +74,10 @@ const adapters: Adapter[] = [
   },
 ]
 // Before/after in one run: ACP_BENCH_BASELINE=<an older build of dist/acp/main.mjs, in a folder two below the checkout>.
+// A Node flag's price, interleaved: the same bundle as baseline, ACP_BENCH_BASELINE_NODE_FLAGS for it
+// (ACP_BENCH_NODE_FLAGS for ours; both default to none).
 const baseline = process.env.ACP_BENCH_BASELINE
-if (baseline) adapters.push(ours("ours before", baseline))
+if (baseline) adapters.push(ours("ours before", baseline, process.env.ACP_BENCH_BASELINE_NODE_FLAGS ?? ""))
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -472,7 +474,9 @@ export const main = async () => {
     for (let run = 0; run < RUNS; run++)
       for (const adapter of adapters) {
         const f = await newAndFirstChunk(adapter)
-        console.log(`${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms`)
+        console.log(
+          `${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms, first chunk ${fmt(f.tFirst)} ms, next ${fmt(f.tWarm)} ms, ${fmt(f.memory.totalMb)} MB (${roles([f.memory])})`,
+        )
       }
     return
   }

@@ -17,8 +17,9 @@
  *   npm run acp -- --login           run `claude auth login` in this terminal (ACP terminal auth)
  *   npm run acp -- --auto-continue identified|any   one "continue" when a usage limit's window reopens
  *
- * The same file bundled (scripts/build-acp.mjs → dist/acp/main.mjs) runs
- * with plain `node`, the plugin beside it in dist/acp/plugin/.
+ * The same file bundled (scripts/build-acp.mjs → dist/acp/server.mjs, started
+ * by the entry dist/acp/main.mjs, which turns on Node's compile cache first)
+ * runs with plain `node`; the host bundles the plugin for its process at start.
  */
 import { spawn } from "node:child_process"
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
@@ -81,6 +82,18 @@ const version = (): string => {
 const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1")
   .split(" ")
   .filter(Boolean)
+
+/**
+ * ACP has no update method, so the plugin's maintenance check (the CLI's
+ * owner and published version: `npm view`, a network call for most
+ * installs) is work on the way to the first `session/new` that nobody
+ * reads: turned off unless the environment already says otherwise.
+ */
+const withoutMaintenance = (env: Record<string, string | undefined>) => {
+  // In place: the host reads this same object at every launch (mcp.ts sets CLAUDE_MCP_CONFIG in it).
+  env.CLAUDE_MAINTENANCE_CHECK ??= "off"
+  return env
+}
 
 /** The agent info last probed, per agent id: read at start, rewritten (atomically) when a probe answers. */
 const infoFile = (dataDir: string) => join(dataDir, "acp", "agent-info.json")
@@ -162,7 +175,7 @@ const main = async (): Promise<number> => {
       pluginDir,
       home: world.home,
       dataDir,
-      env,
+      env: withoutMaintenance(env),
       workspaces: [world.workspace],
       pluginV8Flags: PLUGIN_V8_FLAGS,
     })
@@ -177,7 +190,7 @@ const main = async (): Promise<number> => {
         join(process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "convergence-claude"),
     )
     env = { ...process.env, PATH: loginPath(process.env.PATH) }
-    starting = startHost({ pluginDir, dataDir, env, pluginV8Flags: PLUGIN_V8_FLAGS })
+    starting = startHost({ pluginDir, dataDir, env: withoutMaintenance(env), pluginV8Flags: PLUGIN_V8_FLAGS })
   }
   const debug = process.env.CVG_ACP_DEBUG === "1"
   const since = (what: string) => debug && say(`${what} at +${Math.round(performance.now())} ms`)

@@ -230,7 +230,7 @@ describe("stop reasons", () => {
 })
 
 describe("a stored chat replayed", () => {
-  it("user and agent turns, a tool call announced then ended, a task with its items nested", () => {
+  it("user and agent turns, a task's call announced then ended, its items nested", () => {
     const updates = [
       ...replayUpdates(makeUpdateState(), [
         { type: "user", id: "u1", text: "hi" },
@@ -279,12 +279,69 @@ describe("a stored chat replayed", () => {
       "tool_call_update",
       "tool_call",
       "tool_call_update",
-      "tool_call_update",
     ])
     const child = updates[5] as { toolCallId: string; _meta?: { claudeCode?: { parentToolUseId?: string } } }
     expect(child.toolCallId).toBe("toolu_2")
     expect(child._meta?.claudeCode?.parentToolUseId).toBe("toolu_1")
     expect(JSON.stringify(updates.at(-1))).toContain("all good")
     expect(JSON.stringify(updates)).not.toContain("hand-back")
+  })
+
+  it("a stored call that ended is one tool_call with its status, content, output and exit code", () => {
+    const updates = [
+      ...replayUpdates(makeUpdateState(), [
+        {
+          type: "tool_call",
+          id: "t1",
+          call: {
+            id: "toolu_b",
+            name: "Bash",
+            kind: "execute",
+            title: "false",
+            input: { command: "false" },
+            status: "Failed",
+            output: { stdout: "no" },
+            output_text: "no",
+            exit_code: 1,
+          },
+        },
+        {
+          type: "tool_call",
+          id: "t2",
+          call: {
+            id: "toolu_e",
+            name: "Edit",
+            kind: "edit",
+            title: "Edit a.ts",
+            input: { file_path: "/w/a.ts", old_string: "a", new_string: "b" },
+            status: "Completed",
+          },
+        },
+      ]),
+    ]
+    expect(updates).toEqual([
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "toolu_b",
+        title: "false",
+        kind: "execute",
+        status: "failed",
+        rawInput: { command: "false" },
+        content: [{ type: "content", content: { type: "text", text: "no\n(exit code 1)" } }],
+        rawOutput: { stdout: "no" },
+        _meta: { claudeCode: { toolName: "Bash", exitCode: 1 } },
+      },
+      {
+        sessionUpdate: "tool_call",
+        toolCallId: "toolu_e",
+        title: "Edit a.ts",
+        kind: "edit",
+        status: "completed",
+        rawInput: { file_path: "/w/a.ts", old_string: "a", new_string: "b" },
+        content: [{ type: "diff", path: "/w/a.ts", oldText: "a", newText: "b" }],
+        locations: [{ path: "/w/a.ts" }],
+        _meta: { claudeCode: { toolName: "Edit" } },
+      },
+    ])
   })
 })

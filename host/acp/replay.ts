@@ -1,8 +1,10 @@
 /**
  * A stored chat (`read_session`'s items) → the `session/update`s that
  * `session/load` replays, in order. The same pieces as the live mapping
- * (updates.ts): a stored tool call is its announcement and its end, a task
- * is a `think` call whose items carry its id as their parent. A generator,
+ * (updates.ts): a stored tool call is one `tool_call` that has ended
+ * (status, content and output together: a long chat's replay is a quarter
+ * fewer messages for the client to read), a task is a `think` call
+ * (announced, then ended) whose items carry its id as their parent. A generator,
  * so a long chat is sent as it is walked, never held twice.
  */
 import type { TranscriptItem } from "../../sdk/protocol.ts"
@@ -12,6 +14,7 @@ import {
   planUpdate,
   taskUpdates,
   toolCallEnd,
+  toolCallFinished,
   toolCallStart,
   type UpdateState,
 } from "./updates.ts"
@@ -49,6 +52,12 @@ export function* replayUpdates(
         )
         break
       case "tool_call":
+        // A stored call has ended: one message says all of it (a task's call keeps two, below).
+        if (item.call.kind !== "task" && !state.calls.has(item.call.id)) {
+          state.calls.set(item.call.id, { output: "", parent: inTask })
+          yield toolCallFinished(item.call, inTask)
+          break
+        }
         // A task's spawning call comes with its task item; announce it once.
         if (!state.calls.has(item.call.id)) {
           state.calls.set(item.call.id, { output: "", parent: inTask })

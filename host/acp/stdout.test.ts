@@ -76,6 +76,42 @@ describe("batchedStdio", () => {
     expect(writes.join("")).toContain('"n":2')
   })
 
+  it("makes the next batch while the sink still holds one, and waits once it holds more than in flight", async () => {
+    // A pipe's stream: every write over its own high water returns false; it counts what waits.
+    const writes: string[] = []
+    let drain: (() => void) | undefined
+    const sink = {
+      writableLength: 0,
+      write(text: string) {
+        writes.push(text)
+        this.writableLength += text.length
+        return false
+      },
+      once(_event: "drain", listener: () => void) {
+        drain = listener
+      },
+    }
+    const batch = JSON.stringify(message(0)).length + 1
+    const { stream } = batchedStdio(sink, input(), batch, 3 * batch)
+    const writer = stream.writable.getWriter()
+    await writer.write(message(1))
+    await writer.write(message(2))
+    // Two batches wait in the sink, under in flight: the writer did not wait.
+    expect(writes).toHaveLength(2)
+    let third = false
+    void writer.write(message(3)).then(() => (third = true))
+    await turn()
+    let fourth = false
+    const pending = writer.write(message(4)).then(() => (fourth = true))
+    await turn()
+    expect(writes).toHaveLength(3)
+    expect(fourth).toBe(false)
+    sink.writableLength = 0
+    drain?.()
+    await pending
+    expect(third && fourth).toBe(true)
+  })
+
   it("answers a malformed line with the protocol's parse error, through the batches", async () => {
     const { sink, writes } = recordingSink()
     const raw = new PassThrough()

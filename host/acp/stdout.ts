@@ -11,8 +11,10 @@
  * - Messages leave whole and in the order the SDK wrote them.
  * - A batch leaves at the end of the current turn (setImmediate), or at
  *   once when HIGH_WATER bytes wait, so a single update is not held back.
- * - Backpressure: while the sink has not drained, writes resolve only when
- *   it does, so a slow client slows the writer instead of filling memory.
+ * - Backpressure: once more than IN_FLIGHT bytes wait in the sink (one batch
+ *   being read while the next is made), writes resolve only when it drains,
+ *   so a slow client slows the writer instead of filling memory, and the
+ *   client reads one batch while the next is being made.
  * - `flush` writes what waits now (before the process exits).
  */
 import * as acp from "@agentclientprotocol/sdk/unstable"
@@ -21,9 +23,13 @@ import * as acp from "@agentclientprotocol/sdk/unstable"
 export interface LineSink {
   write(text: string): boolean
   once(event: "drain", listener: () => void): unknown
+  /** Bytes written and not yet taken by the other end (a stream's own count); without it every full write waits. */
+  readonly writableLength?: number
 }
 
 const HIGH_WATER = 1 << 20
+/** What may wait in the sink before writers wait for its drain: a batch on its way and the next. */
+const IN_FLIGHT = 2 * HIGH_WATER
 
 export interface BatchedStdio {
   /** The stream to `connect` the agent app to. */
@@ -32,7 +38,7 @@ export interface BatchedStdio {
 }
 
 /** A writer of text in batches, over `sink`. */
-const batches = (sink: LineSink, highWater: number) => {
+const batches = (sink: LineSink, highWater: number, inFlight: number) => {
   let queued: string[] = []
   let size = 0
   let scheduled = false
@@ -43,7 +49,7 @@ const batches = (sink: LineSink, highWater: number) => {
     const batch = queued.length === 1 ? queued[0]! : queued.join("")
     queued = []
     size = 0
-    if (!sink.write(batch))
+    if (!sink.write(batch) && (sink.writableLength ?? Number.POSITIVE_INFINITY) >= inFlight)
       drained ??= new Promise((resolve) =>
         sink.once("drain", () => {
           drained = undefined
@@ -68,8 +74,9 @@ export const batchedStdio = (
   sink: LineSink,
   input: ReadableStream<Uint8Array>,
   highWater = HIGH_WATER,
+  inFlight = IN_FLIGHT,
 ): BatchedStdio => {
-  const out = batches(sink, highWater)
+  const out = batches(sink, highWater, inFlight)
   const decoder = new TextDecoder()
   // The SDK's reader answers a bad line itself: through this, behind what is queued.
   const refusals = new WritableStream<Uint8Array>({ write: (bytes) => out.push(decoder.decode(bytes)) })

@@ -215,6 +215,26 @@ export const toolCallEnd = (call: ToolCall, parent: string | undefined, streamed
   }
 }
 
+/**
+ * A call that has already ended, in one `tool_call` (a stored chat's calls):
+ * what its announcement and its `tool_call_update` would leave a client
+ * with, in half the messages.
+ */
+export const toolCallFinished = (call: ToolCall, parent: string | undefined): Update => {
+  const { content: _announced, ...start } = toolCallStart(call, parent) as Extract<
+    Update,
+    { sessionUpdate: "tool_call" }
+  >
+  const end = toolCallEnd(call, parent) as Extract<Update, { sessionUpdate: "tool_call_update" }>
+  return {
+    ...start,
+    status: acpStatus(call.status),
+    ...(end.content !== undefined && end.content !== null && { content: end.content }),
+    ...(end.rawOutput !== undefined && { rawOutput: end.rawOutput }),
+    ...(end._meta && { _meta: end._meta }),
+  }
+}
+
 export const planUpdate = (entries: ReadonlyArray<PlanEntry>, parent?: string): Update => ({
   sessionUpdate: "plan",
   entries: entries.map((e) => ({ content: e.content, status: e.status, priority: "medium" })),
