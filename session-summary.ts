@@ -14,70 +14,16 @@
  */
 import { promptOf, type StoredRecord } from "./records.ts"
 import type { SessionSummary } from "./sdk/protocol.ts"
-import { indexOfKey, isEscapedAt, lastIndexOfKey, stringEndAt, type TextKey, textKey } from "./text-keys.ts"
+import { firstValue, indexOfKey, lastValue, lineAt, own, stringEndAt, textKey, valueAt } from "./json-text.ts"
 import { notBlank } from "./values.ts"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
-/** The lenient decoder: a character split by a read's cut becomes U+FFFD, which `trimCut` drops. */
+/** The lenient decoder: a character split by a read's cut becomes U+FFFD, which json-text.ts's `valueAt` drops. */
 const decoder = new TextDecoder()
 
 // ---------------------------------------------------------------------------
-// Values out of raw JSON text
-
-/**
- * A string of its own: V8 makes a slice of 13 characters or more a view
- * that keeps the whole decoded end alive (a list of 10,000 entries would
- * hold 60 MB of ends). Slicing a concatenation flattens it into a copy first.
- */
-const own = (slice: string): string => ` ${slice}`.slice(1)
-
-/** A literal cut at the end of a read: drop a split character and a cut escape (`\`, or `\u` with fewer than four digits). */
-const trimCut = (raw: string): string => {
-  const text = raw.endsWith("\uFFFD") ? raw.slice(0, -1) : raw
-  const unicode = /\\u[0-9a-fA-F]{0,3}$/.exec(text)
-  if (unicode !== null && !isEscapedAt(text, unicode.index)) return text.slice(0, unicode.index)
-  return isEscapedAt(text, text.length) ? text.slice(0, -1) : text
-}
-
-/** The JSON string value whose opening quote is at `quote`, decoded; one cut off at `to` gives what is there. */
-const valueAt = (text: string, quote: number, to = text.length): string | undefined => {
-  const close = stringEndAt(text, quote)
-  const cut = close < 0 || close >= to
-  let raw = text.slice(quote + 1, cut ? to : close)
-  if (cut) raw = trimCut(raw)
-  // Most values hold no escape: no need for the JSON parser (whose answer is a string of its own).
-  if (raw.indexOf("\\") < 0) return own(raw)
-  try {
-    return JSON.parse(`"${raw}"`) as string
-  } catch {
-    return undefined
-  }
-}
-
-/** The value of the first `key` (a `"name":"` key) in `text[from, to)`. */
-const firstValue = (text: string, key: TextKey, from = 0, to = text.length) => {
-  const at = indexOfKey(text, key, from, to)
-  return at < 0 ? undefined : valueAt(text, at + key.text.length - 1, to)
-}
-
-/** The value of the last `key` (a `"name":"` key) in `text`. */
-const lastValue = (text: string, key: TextKey) => {
-  const at = lastIndexOfKey(text, key)
-  return at < 0 ? undefined : valueAt(text, at + key.text.length - 1)
-}
-
-/** The whole line around `at`, parsed; undefined when the read cut it or it is not JSON. */
-const lineAt = (text: string, at: number, cutStart: boolean, cutEnd: boolean): StoredRecord | undefined => {
-  const start = text.lastIndexOf("\n", at) + 1
-  const nl = text.indexOf("\n", at)
-  if ((start === 0 && cutStart) || (nl < 0 && cutEnd)) return undefined
-  try {
-    return JSON.parse(text.slice(start, nl < 0 ? text.length : nl)) as StoredRecord
-  } catch {
-    return undefined
-  }
-}
+// Values out of raw JSON text (json-text.ts)
 
 /** The first line of a prompt that is not blank, trimmed (records.ts `firstLine`, without splitting the whole text). */
 const firstLineOf = (text: string): string => {
@@ -147,31 +93,38 @@ const titleAt = (
   return record?.type === type ? notBlank(record[field]) : undefined
 }
 
-/** The custom-title or ai-title key whose `Title":"` is at `at`: the custom one's start, the AI one's start, or -1. */
-const titleKeyAt = (
-  text: string,
-  at: number,
-): { readonly custom: boolean; readonly keyAt: number } | undefined => {
-  if (text.startsWith(CUSTOM_TITLE_KEY, at - 7)) return { custom: true, keyAt: at - 7 }
-  if (text.startsWith(AI_TITLE_KEY, at - 3)) return { custom: false, keyAt: at - 3 }
-  return undefined
-}
+/** Which title key ends at a `Title":"` (`at`): none, a custom title's or an AI title's. */
+const NOT_A_TITLE = 0
+const CUSTOM = 1
+const AI = 2
+const titleKindAt = (text: string, at: number): number =>
+  text.startsWith(CUSTOM_TITLE_KEY, at - 7)
+    ? CUSTOM
+    : text.startsWith(AI_TITLE_KEY, at - 3)
+      ? AI
+      : NOT_A_TITLE
+
+/** No title found: one shared answer, never changed (most ends hold no title). */
+const NO_TITLES: Titles = Object.freeze({})
 
 /** The last custom-title and ai-title records in an end of a transcript (text). */
 const titlesOf = (text: string, cutStart: boolean, cutEnd: boolean): Titles => {
   // Every title key, oldest first; then the newest of each kind that gives a title.
-  const keys: number[] = []
+  let keys: number[] | undefined
   for (let at = indexOfKey(text, TITLE_KEY_END); at >= 0; at = indexOfKey(text, TITLE_KEY_END, at + 1))
-    if (titleKeyAt(text, at) !== undefined) keys.push(at)
+    if (titleKindAt(text, at) !== NOT_A_TITLE) {
+      keys ??= []
+      keys.push(at)
+    }
+  if (keys === undefined) return NO_TITLES
   const found: Mutable<Titles> = {}
   for (let i = keys.length - 1; i >= 0 && (found.custom === undefined || found.ai === undefined); i--) {
-    const key = titleKeyAt(text, keys[i] as number)
-    if (key === undefined) continue
-    if (key.custom) {
+    const at = keys[i] as number
+    if (titleKindAt(text, at) === CUSTOM) {
       if (found.custom === undefined)
         found.custom = titleAt(
           text,
-          key.keyAt,
+          at - 7,
           CUSTOM_TITLE_KEY,
           CUSTOM_TITLE_LINE,
           "custom-title",
@@ -180,16 +133,7 @@ const titlesOf = (text: string, cutStart: boolean, cutEnd: boolean): Titles => {
           cutEnd,
         )
     } else if (found.ai === undefined)
-      found.ai = titleAt(
-        text,
-        key.keyAt,
-        AI_TITLE_KEY,
-        AI_TITLE_LINE,
-        "ai-title",
-        "aiTitle",
-        cutStart,
-        cutEnd,
-      )
+      found.ai = titleAt(text, at - 3, AI_TITLE_KEY, AI_TITLE_LINE, "ai-title", "aiTitle", cutStart, cutEnd)
   }
   return found
 }
@@ -464,7 +408,7 @@ export const endsFacts = (head: Uint8Array, tail: Uint8Array, size: number): End
   const headCut = size > head.length
   const headText = decoder.decode(head)
   const h: Mutable<HeadFacts> = headFactsOf(headText, headCut)
-  if (h.sidechain) return { head: h, headTitles: {}, tail: { whole: !(size > tail.length) } }
+  if (h.sidechain) return { head: h, headTitles: NO_TITLES, tail: { whole: !(size > tail.length) } }
   const t = tailFactsOf(
     decoder.decode(tail),
     size > tail.length,
@@ -474,7 +418,7 @@ export const endsFacts = (head: Uint8Array, tail: Uint8Array, size: number): End
     const branch = lastValue(headText, GIT_BRANCH_KEY)
     if (branch !== undefined) h.branch = branch
   }
-  return { head: h, headTitles: needHeadTitles(t) ? titlesOf(headText, false, headCut) : {}, tail: t }
+  return { head: h, headTitles: needHeadTitles(t) ? titlesOf(headText, false, headCut) : NO_TITLES, tail: t }
 }
 
 /** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
