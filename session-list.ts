@@ -275,19 +275,23 @@ export interface ListParams {
   }
 }
 
-/** Folders listed and their shards loaded at once: enough to keep an asynchronous broker busy. */
-const FOLDERS_AT_ONCE = 4
+/**
+ * Folders listed and their shards loaded at once. Through the plugin
+ * process each is a round trip to the host: four at a time made 26 folders
+ * seven waits in a row (~35 ms of an isolated cold list).
+ */
+const FOLDERS_AT_ONCE = 32
 
 /**
  * The stored sessions, newest first, one page at a time: of one working
  * directory, or of every project when `cwd` is absent.
  *
  * Every candidate's size and mtime are needed to order the page. A file the
- * cache knows is stat'ed (a hit needs nothing more); when the page holds
- * every file, any other file is read at once with `readEnds`, which gives
- * its size and times along with the bytes to summarize. Otherwise (a smaller
- * page, a cursor) every file is stat'ed and only the page's are read. A
- * summary is made only for the page's files.
+ * cache knows is stat'ed (a hit needs nothing more); while the page holds
+ * every file listed so far, any other file is read at once with `readEnds`,
+ * which gives its size and times along with the bytes to summarize.
+ * Otherwise (a smaller page, a cursor) a file is stat'ed and only the page's
+ * are read. Each folder is read as soon as it is listed.
  */
 export const listSessions: (
   configDir: string,
@@ -309,22 +313,9 @@ export const listSessions: (
     dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
   }
   const hidden = params.aliases?.hidden
-  const shards: Shard[] = []
-  const listed = (yield* Effect.forEach(
-    dirs,
-    (dir) =>
-      Effect.gen(function* () {
-        const key = listShardKey(dir)
-        const [entries, stored] = yield* Effect.all([fs.list(dir), storage.get(key)])
-        const shard = loadShard(key, stored)
-        shards.push(shard)
-        return candidatesIn(entries, dir, shard)
-      }),
-    { concurrency: FOLDERS_AT_ONCE },
-  )).flat()
-  const candidates = hidden && hidden.size > 0 ? listed.filter((k) => !hidden.has(k.id)) : listed
   const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
-  const statFirst = params.cursor !== undefined || limit < candidates.length
+  const shards: Shard[] = []
+  const all: Known[] = []
   /** The further reads of files whose summary needs one (see summarize). */
   const later: Effect.Effect<void>[] = []
 
@@ -355,39 +346,60 @@ export const listSessions: (
           (i, ends) => got(items[i] as Known, ends),
         )
 
-  // A file the cache knows (or any file, when only a page is read) is
-  // stat'ed; every other file is read and summarized at once.
-  const toStat: Known[] = []
-  const toRead: Known[] = []
-  for (const k of candidates) (statFirst || k.shard.files[k.id] !== undefined ? toStat : toRead).push(k)
-  const all: Known[] = []
-  const statAll = readEach(
-    toStat,
-    (k, ends) => {
-      if (ends === null) return
-      k.size = ends.size
-      k.mtimeMs = ends.mtimeMs
-      const entry = validEntry(k.shard.files[k.id], k)
-      if (entry !== undefined) {
-        k.cached = entry
-        // The page holds every file: its summary now, while k is at hand (in the page's order, after the sort, the same work took several times longer).
-        if (!statFirst) k.summary = summaryOfEntry(entry, k)
-      }
-      all.push(k)
-    },
-    true,
-  )
-  const readAll = readEach(toRead, (k, ends) => {
-    if (ends === null) return
-    k.size = ends.size
-    k.mtimeMs = ends.mtimeMs
-    all.push(k)
-    read(k, ends)
-  })
-  // Both at once only when there are both: each concurrent branch is a fiber of its own.
-  if (toStat.length === 0) yield* readAll
-  else if (toRead.length === 0) yield* statAll
-  else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
+  /** Candidates found so far: once they outnumber the page, only a page is read (see below). */
+  let seen = 0
+  /**
+   * One folder's files, as soon as it is listed (its reads overlap the
+   * other folders' listing: through the plugin process each is a round
+   * trip). A file the cache knows, or any file once the folders listed so
+   * far hold more than the page (or a cursor is given), is stat'ed; every
+   * other file is read and summarized at once. A folder read whole before
+   * the count passed the page only read files that a smaller page skips.
+   */
+  const folder = (dir: string) =>
+    Effect.gen(function* () {
+      const key = listShardKey(dir)
+      const [entries, stored] = yield* Effect.all([fs.list(dir), storage.get(key)])
+      const shard = loadShard(key, stored)
+      shards.push(shard)
+      const found = candidatesIn(entries, dir, shard)
+      const candidates = hidden && hidden.size > 0 ? found.filter((k) => !hidden.has(k.id)) : found
+      seen += candidates.length
+      const pageOnly = params.cursor !== undefined || limit < seen
+      const toStat: Known[] = []
+      const toRead: Known[] = []
+      for (const k of candidates) (pageOnly || shard.files[k.id] !== undefined ? toStat : toRead).push(k)
+      const statAll = readEach(
+        toStat,
+        (k, ends) => {
+          if (ends === null) return
+          k.size = ends.size
+          k.mtimeMs = ends.mtimeMs
+          const entry = validEntry(shard.files[k.id], k)
+          if (entry !== undefined) {
+            k.cached = entry
+            // The page may hold every file: its summary now, while k is at
+            // hand (in the page's order, after the sort, the same work took
+            // several times longer).
+            if (!pageOnly) k.summary = summaryOfEntry(entry, k)
+          }
+          all.push(k)
+        },
+        true,
+      )
+      const readAll = readEach(toRead, (k, ends) => {
+        if (ends === null) return
+        k.size = ends.size
+        k.mtimeMs = ends.mtimeMs
+        all.push(k)
+        read(k, ends)
+      })
+      // Both at once only when there are both: each concurrent branch is a fiber of its own.
+      if (toStat.length === 0) yield* readAll
+      else if (toRead.length === 0) yield* statAll
+      else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
+    })
+  yield* Effect.forEach(dirs, folder, { concurrency: FOLDERS_AT_ONCE, discard: true })
   yield* finishLater
   all.sort(newestFirst)
   const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
