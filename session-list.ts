@@ -58,7 +58,7 @@ interface Known {
   readonly shard: Shard
   size: number
   mtimeMs: number
-  /** The shard's entry for this very file (same size and mtime): its summary is made only if the page shows it. */
+  /** The shard's entry for this very file (same size and mtime): its summary is made only when the page may show it. */
   cached: CacheEntry | undefined
   summary: SessionSummary | null | undefined
 }
