@@ -22,17 +22,29 @@ import {
   type Titles,
   titleOfSidecar,
 } from "./session-summary.ts"
-import { isObject } from "./values.ts"
+import {
+  type CachedFile,
+  listShardKey,
+  loadShard,
+  type Shard,
+  saveShards,
+  summaryOfEntry,
+  validEntry,
+} from "./session-list-cache.ts"
+
+/** The cache shard's key of a project folder (its tests and history.ts name it through the list). */
+export { listShardKey }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-// Every file to read goes to one `readEnds` call (one open each for head,
-// tail, size and times; the bytes lent to a visitor), and is summarized in
-// plain synchronous code as it is visited (session-summary.ts: byte
-// searches, a JSON parse only for a title line or an unusual first prompt).
-// A summary is kept in plugin storage with the file's size and mtime, so a
-// later list only lists the folders and gets the files' sizes and times (one
-// `readEnds` call asking for no bytes), and reads again only what changed.
+// Each folder's files to read go to one `readEnds` call (one open each for
+// head, tail, size and times; the bytes lent to a visitor), and are
+// summarized in plain synchronous code as they are visited
+// (session-summary.ts: text searches, a JSON parse only for a title line or
+// an unusual first prompt). A summary is kept in plugin storage with the
+// file's size and mtime (session-list-cache.ts), so a later list only lists
+// the folders and gets the files' sizes and times (a `readEnds` call asking
+// for no bytes), and reads again only what changed.
 
 /** Bytes read from each end of a transcript for the list. */
 const HEAD_BYTES = 2 * 1024
@@ -45,25 +57,15 @@ const FURTHER_READS = 16
 
 /**
  * A `<uuid>.jsonl` file of a project folder, with its size and times once
- * known, and its summary once needed (null: no session). One object per
- * file, all the list keeps of it.
+ * known, its shard's entry when valid and its summary once needed (null: no
+ * session). One object per file, all the list keeps of it.
  */
-interface Known {
-  readonly id: string
+interface Known extends CachedFile {
   readonly path: string
   readonly dir: string
   /** The session has a folder (subagents, a title file…). */
   readonly hasFolder: boolean
-  /** Its folder's cache shard. */
-  readonly shard: Shard
-  size: number
-  mtimeMs: number
-  /** The shard's entry for this very file (same size and mtime): its summary is made only when the page may show it. */
-  cached: CacheEntry | undefined
-  summary: SessionSummary | null | undefined
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** The files of one project folder that can be sessions: `<uuid>.jsonl`. */
 const candidatesIn = (entries: ReadonlyArray<DirEntry> | null, dir: string, shard: Shard): Known[] => {
@@ -149,115 +151,6 @@ const finish = (
     k.summary = summaryOf(file, facts, headTitles, tail, titleOfSidecar(text))
   })
 }
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-// --- The summary cache (plugin storage) ------------------------------------
-//
-// One storage value per project folder (a shard), so that a changed session
-// rewrites only its folder's entries, never every session's: the JSON text
-// of `{ version, files }`, `files` mapping a session id to `[size, mtimeMs]`
-// (no session) or `[size, mtimeMs, title, created, cwd, branch]` (null where
-// absent). Text, not an object: a host copies a stored value on every read,
-// and copying one string is far cheaper than copying a thousand small
-// objects. A shard is written only when its folder changed.
-
-/** Under `cache:`: a host keeps caches apart from the values a person edits (docs/agent-protocol.md). */
-const SHARD_PREFIX = "cache:history:list:"
-/** The cache shard of one project folder (`<config dir>/projects/<folder>`). */
-export const listShardKey = (projectFolder: string): string => `${SHARD_PREFIX}${projectFolder}`
-/**
- * Where earlier versions kept the whole cache in one value: removed when
- * found. Under `cache:` (version 1), and before that among the values.
- */
-const oldCacheKeys = (configDir: string): string[] => [
-  `${SHARD_PREFIX}${projectsDir(configDir)}`,
-  `history:list:${projectsDir(configDir)}`,
-]
-const CACHE_VERSION = 2
-
-type CacheEntry = ReadonlyArray<unknown>
-
-/** One folder's stored entries, and what this list found of them. */
-interface Shard {
-  readonly key: string
-  readonly files: Record<string, unknown>
-  /** How many entries it held when loaded. */
-  readonly stored: number
-  /** Entries still valid (same size and mtime), and entries made now. */
-  valid: number
-  fresh: number
-}
-
-/** A shard's entries by session id; empty when missing, of another version or not the right shape. */
-const loadShard = (key: string, stored: unknown): Shard => {
-  let files: Record<string, unknown> = {}
-  if (typeof stored === "string")
-    try {
-      const parsed = JSON.parse(stored) as { version?: unknown; files?: unknown } | null
-      const found = parsed?.version === CACHE_VERSION ? parsed.files : undefined
-      if (isObject(found)) files = found
-    } catch {
-      // a damaged shard is an empty one: its files are read again
-    }
-  // Native key listing: a for-in over a thousand keys cost ~40 ms at 50,000 files.
-  return { key, files, stored: Object.keys(files).length, valid: 0, fresh: 0 }
-}
-
-/** The shard's entry for `k` when it was made from this very file (same size and mtime). */
-const validEntry = (entry: unknown, k: Known): CacheEntry | undefined => {
-  if (!Array.isArray(entry) || entry[0] !== k.size || entry[1] !== k.mtimeMs) return undefined
-  if (entry.length === 2 || typeof entry[2] === "string") return entry
-  return undefined
-}
-
-/** The summary a valid entry stands for (null: no session). */
-const summaryOfEntry = (entry: CacheEntry, k: Known): SessionSummary | null => {
-  if (entry.length === 2) return null
-  const [, , title, created, cwd, branch] = entry
-  const summary: Mutable<SessionSummary> = {
-    session_id: k.id,
-    title: title as string,
-    modified_at: iso(k.mtimeMs),
-    size_bytes: k.size,
-  }
-  if (typeof created === "string") summary.created_at = created
-  if (typeof cwd === "string") summary.cwd = cwd
-  if (typeof branch === "string") summary.branch = branch
-  return summary
-}
-
-const toEntry = (k: Known, s: SessionSummary | null): CacheEntry =>
-  s === null
-    ? [k.size, k.mtimeMs]
-    : [k.size, k.mtimeMs, s.title, s.created_at ?? null, s.cwd ?? null, s.branch ?? null]
-
-/**
- * The shards to write after a list: a shard whose folder gained an entry
- * (a file read now) or lost one (a file gone, or changed and not read
- * again). Each is written whole from this list's files of its folder; a
- * shard with nothing new is not written at all.
- */
-const changedShards = (
-  shards: ReadonlyArray<Shard>,
-  known: ReadonlyArray<Known>,
-): Map<Shard, Record<string, CacheEntry>> => {
-  const out = new Map<Shard, Record<string, CacheEntry>>()
-  for (const k of known) {
-    const shard = k.shard
-    if (k.cached !== undefined) shard.valid++
-    else if (k.summary !== undefined) shard.fresh++
-  }
-  // Every changed shard, an emptied folder's too (no file below names it).
-  for (const shard of shards) if (shard.fresh > 0 || shard.valid < shard.stored) out.set(shard, {})
-  for (const k of known) {
-    const shard = k.shard
-    const files = out.get(shard)
-    if (files === undefined) continue
-    if (k.cached !== undefined) files[k.id] = k.cached
-    else if (k.summary !== undefined) files[k.id] = toEntry(k, k.summary)
-  }
-  return out
-}
-
 // --- The listing ------------------------------------------------------------
 
 export interface ListParams {
@@ -304,8 +197,6 @@ export const listSessions: (
   const storage = yield* Storage
   const readEnds = endsReader(fs)
   const root = projectsDir(configDir)
-  const shardsUnder = `${SHARD_PREFIX}${root}/`
-  const oldKeys = new Set(oldCacheKeys(configDir))
   let dirs: string[]
   if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
   else {
@@ -425,24 +316,7 @@ export const listSessions: (
 
   // Written after the answer, in the background: the list never waits for storage.
   yield* Effect.forkDetach(
-    Effect.suspend(() => {
-      const writes = [...changedShards(shards, all)].map(([shard, files]) =>
-        storage.set(shard.key, JSON.stringify({ version: CACHE_VERSION, files })),
-      )
-      const listedKeys = new Set(dirs.map(listShardKey))
-      return Effect.gen(function* () {
-        const keys = yield* storage.keys
-        const gone = keys.filter(
-          (key) =>
-            oldKeys.has(key) ||
-            // A full list also forgets the shards of folders that are gone.
-            (params.cwd === undefined && key.startsWith(shardsUnder) && !listedKeys.has(key)),
-        )
-        yield* Effect.forEach(gone, (key) => storage.delete(key), { discard: true })
-        // All at once: a host that rewrites its store on a change gathers a burst into one write.
-        yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
-      })
-    }),
+    saveShards(storage, { configDir, dirs, shards, files: all, full: params.cwd === undefined }),
   )
 
   const last = ordered[next - 1]
