@@ -22,17 +22,29 @@ import {
   type Titles,
   titleOfSidecar,
 } from "./session-summary.ts"
-import { isObject } from "./values.ts"
+import {
+  type CachedFile,
+  listShardKey,
+  loadShard,
+  type Shard,
+  saveShards,
+  summaryOfEntry,
+  validEntry,
+} from "./session-list-cache.ts"
+
+/** The cache shard's key of a project folder (its tests and history.ts name it through the list). */
+export { listShardKey }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-// Every file to read goes to one `readEnds` call (one open each for head,
-// tail, size and times; the bytes lent to a visitor), and is summarized in
-// plain synchronous code as it is visited (session-summary.ts: byte
-// searches, a JSON parse only for a title line or an unusual first prompt).
-// A summary is kept in plugin storage with the file's size and mtime, so a
-// later list only lists the folders and gets the files' sizes and times (one
-// `readEnds` call asking for no bytes), and reads again only what changed.
+// Each folder's files to read go to one `readEnds` call (one open each for
+// head, tail, size and times; the bytes lent to a visitor), and are
+// summarized in plain synchronous code as they are visited
+// (session-summary.ts: text searches, a JSON parse only for a title line or
+// an unusual first prompt). A summary is kept in plugin storage with the
+// file's size and mtime (session-list-cache.ts), so a later list only lists
+// the folders and gets the files' sizes and times (a `readEnds` call asking
+// for no bytes), and reads again only what changed.
 
 /** Bytes read from each end of a transcript for the list. */
 const HEAD_BYTES = 2 * 1024
@@ -45,25 +57,15 @@ const FURTHER_READS = 16
 
 /**
  * A `<uuid>.jsonl` file of a project folder, with its size and times once
- * known, and its summary once needed (null: no session). One object per
- * file, all the list keeps of it.
+ * known, its shard's entry when valid and its summary once needed (null: no
+ * session). One object per file, all the list keeps of it.
  */
-interface Known {
-  readonly id: string
+interface Known extends CachedFile {
   readonly path: string
   readonly dir: string
   /** The session has a folder (subagents, a title file…). */
   readonly hasFolder: boolean
-  /** Its folder's cache shard. */
-  readonly shard: Shard
-  size: number
-  mtimeMs: number
-  /** The shard's entry for this very file (same size and mtime): its summary is made only if the page shows it. */
-  cached?: CacheEntry
-  summary?: SessionSummary | null
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString()
 
 /** The files of one project folder that can be sessions: `<uuid>.jsonl`. */
 const candidatesIn = (entries: ReadonlyArray<DirEntry> | null, dir: string, shard: Shard): Known[] => {
@@ -76,7 +78,20 @@ const candidatesIn = (entries: ReadonlyArray<DirEntry> | null, dir: string, shar
     const id = e.name.slice(0, -6)
     if (!UUID.test(id)) continue
     // `dir` is already normal: plain concatenation keeps this loop cheap.
-    found.push({ id, path: `${dir}/${e.name}`, dir, hasFolder: folders.has(id), shard, size: -1, mtimeMs: 0 })
+    // Every field from the start, mtimeMs a double (NaN: not known yet): one
+    // shape for all, none added or widened later (a field made a double after
+    // the objects were made costs V8 a migration of every object).
+    found.push({
+      id,
+      path: `${dir}/${e.name}`,
+      dir,
+      hasFolder: folders.has(id),
+      shard,
+      size: -1,
+      mtimeMs: Number.NaN,
+      cached: undefined,
+      summary: undefined,
+    })
   }
   return found
 }
@@ -136,116 +151,6 @@ const finish = (
     k.summary = summaryOf(file, facts, headTitles, tail, titleOfSidecar(text))
   })
 }
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-// --- The summary cache (plugin storage) ------------------------------------
-//
-// One storage value per project folder (a shard), so that a changed session
-// rewrites only its folder's entries, never every session's: the JSON text
-// of `{ version, files }`, `files` mapping a session id to `[size, mtimeMs]`
-// (no session) or `[size, mtimeMs, title, created, cwd, branch]` (null where
-// absent). Text, not an object: a host copies a stored value on every read,
-// and copying one string is far cheaper than copying a thousand small
-// objects. A shard is written only when its folder changed.
-
-/** Under `cache:`: a host keeps caches apart from the values a person edits (docs/agent-protocol.md). */
-const SHARD_PREFIX = "cache:history:list:"
-/** The cache shard of one project folder (`<config dir>/projects/<folder>`). */
-export const listShardKey = (projectFolder: string): string => `${SHARD_PREFIX}${projectFolder}`
-/**
- * Where earlier versions kept the whole cache in one value: removed when
- * found. Under `cache:` (version 1), and before that among the values.
- */
-const oldCacheKeys = (configDir: string): string[] => [
-  `${SHARD_PREFIX}${projectsDir(configDir)}`,
-  `history:list:${projectsDir(configDir)}`,
-]
-const CACHE_VERSION = 2
-
-type CacheEntry = ReadonlyArray<unknown>
-
-/** One folder's stored entries, and what this list found of them. */
-interface Shard {
-  readonly key: string
-  readonly files: Record<string, unknown>
-  /** How many entries it held when loaded. */
-  readonly stored: number
-  /** Entries still valid (same size and mtime), and entries made now. */
-  valid: number
-  fresh: number
-}
-
-/** A shard's entries by session id; empty when missing, of another version or not the right shape. */
-const loadShard = (key: string, stored: unknown): Shard => {
-  let files: Record<string, unknown> = {}
-  if (typeof stored === "string")
-    try {
-      const parsed = JSON.parse(stored) as { version?: unknown; files?: unknown } | null
-      const found = parsed?.version === CACHE_VERSION ? parsed.files : undefined
-      if (isObject(found)) files = found
-    } catch {
-      // a damaged shard is an empty one: its files are read again
-    }
-  let count = 0
-  for (const _ in files) count++
-  return { key, files, stored: count, valid: 0, fresh: 0 }
-}
-
-/** The shard's entry for `k` when it was made from this very file (same size and mtime). */
-const validEntry = (entry: unknown, k: Known): CacheEntry | undefined => {
-  if (!Array.isArray(entry) || entry[0] !== k.size || entry[1] !== k.mtimeMs) return undefined
-  if (entry.length === 2 || typeof entry[2] === "string") return entry
-  return undefined
-}
-
-/** The summary a valid entry stands for (null: no session). */
-const summaryOfEntry = (entry: CacheEntry, k: Known): SessionSummary | null => {
-  if (entry.length === 2) return null
-  const [, , title, created, cwd, branch] = entry
-  const summary: Mutable<SessionSummary> = {
-    session_id: k.id,
-    title: title as string,
-    modified_at: iso(k.mtimeMs),
-    size_bytes: k.size,
-  }
-  if (typeof created === "string") summary.created_at = created
-  if (typeof cwd === "string") summary.cwd = cwd
-  if (typeof branch === "string") summary.branch = branch
-  return summary
-}
-
-const toEntry = (k: Known, s: SessionSummary | null): CacheEntry =>
-  s === null
-    ? [k.size, k.mtimeMs]
-    : [k.size, k.mtimeMs, s.title, s.created_at ?? null, s.cwd ?? null, s.branch ?? null]
-
-/**
- * The shards to write after a list: a shard whose folder gained an entry
- * (a file read now) or lost one (a file gone, or changed and not read
- * again). Each is written whole from this list's files of its folder; a
- * shard with nothing new is not written at all.
- */
-const changedShards = (
-  shards: ReadonlyArray<Shard>,
-  known: ReadonlyArray<Known>,
-): Map<Shard, Record<string, CacheEntry>> => {
-  const out = new Map<Shard, Record<string, CacheEntry>>()
-  for (const k of known) {
-    const shard = k.shard
-    if (k.cached !== undefined) shard.valid++
-    else if (k.summary !== undefined) shard.fresh++
-  }
-  // Every changed shard, an emptied folder's too (no file below names it).
-  for (const shard of shards) if (shard.fresh > 0 || shard.valid < shard.stored) out.set(shard, {})
-  for (const k of known) {
-    const shard = k.shard
-    const files = out.get(shard)
-    if (files === undefined) continue
-    if (k.cached !== undefined) files[k.id] = k.cached
-    else if (k.summary !== undefined) files[k.id] = toEntry(k, k.summary)
-  }
-  return out
-}
-
 // --- The listing ------------------------------------------------------------
 
 export interface ListParams {
@@ -263,19 +168,23 @@ export interface ListParams {
   }
 }
 
-/** Folders listed and their shards loaded at once: enough to keep an asynchronous broker busy. */
-const FOLDERS_AT_ONCE = 4
+/**
+ * Folders listed and their shards loaded at once. Through the plugin
+ * process each is a round trip to the host: four at a time made 26 folders
+ * seven waits in a row (~35 ms of an isolated cold list).
+ */
+const FOLDERS_AT_ONCE = 32
 
 /**
  * The stored sessions, newest first, one page at a time: of one working
  * directory, or of every project when `cwd` is absent.
  *
  * Every candidate's size and mtime are needed to order the page. A file the
- * cache knows is stat'ed (a hit needs nothing more); when the page holds
- * every file, any other file is read at once with `readEnds`, which gives
- * its size and times along with the bytes to summarize. Otherwise (a smaller
- * page, a cursor) every file is stat'ed and only the page's are read. A
- * summary is made only for the page's files.
+ * cache knows is stat'ed (a hit needs nothing more); while the page holds
+ * every file listed so far, any other file is read at once with `readEnds`,
+ * which gives its size and times along with the bytes to summarize.
+ * Otherwise (a smaller page, a cursor) a file is stat'ed and only the page's
+ * are read. Each folder is read as soon as it is listed.
  */
 export const listSessions: (
   configDir: string,
@@ -288,8 +197,6 @@ export const listSessions: (
   const storage = yield* Storage
   const readEnds = endsReader(fs)
   const root = projectsDir(configDir)
-  const shardsUnder = `${SHARD_PREFIX}${root}/`
-  const oldKeys = new Set(oldCacheKeys(configDir))
   let dirs: string[]
   if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
   else {
@@ -297,22 +204,9 @@ export const listSessions: (
     dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
   }
   const hidden = params.aliases?.hidden
-  const shards: Shard[] = []
-  const listed = (yield* Effect.forEach(
-    dirs,
-    (dir) =>
-      Effect.gen(function* () {
-        const key = listShardKey(dir)
-        const [entries, stored] = yield* Effect.all([fs.list(dir), storage.get(key)])
-        const shard = loadShard(key, stored)
-        shards.push(shard)
-        return candidatesIn(entries, dir, shard)
-      }),
-    { concurrency: FOLDERS_AT_ONCE },
-  )).flat()
-  const candidates = hidden && hidden.size > 0 ? listed.filter((k) => !hidden.has(k.id)) : listed
   const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
-  const statFirst = params.cursor !== undefined || limit < candidates.length
+  const shards: Shard[] = []
+  const all: Known[] = []
   /** The further reads of files whose summary needs one (see summarize). */
   const later: Effect.Effect<void>[] = []
 
@@ -343,35 +237,60 @@ export const listSessions: (
           (i, ends) => got(items[i] as Known, ends),
         )
 
-  // A file the cache knows (or any file, when only a page is read) is
-  // stat'ed; every other file is read and summarized at once.
-  const toStat: Known[] = []
-  const toRead: Known[] = []
-  for (const k of candidates) (statFirst || k.shard.files[k.id] !== undefined ? toStat : toRead).push(k)
-  const all: Known[] = []
-  const statAll = readEach(
-    toStat,
-    (k, ends) => {
-      if (ends === null) return
-      k.size = ends.size
-      k.mtimeMs = ends.mtimeMs
-      const entry = validEntry(k.shard.files[k.id], k)
-      if (entry !== undefined) k.cached = entry
-      all.push(k)
-    },
-    true,
-  )
-  const readAll = readEach(toRead, (k, ends) => {
-    if (ends === null) return
-    k.size = ends.size
-    k.mtimeMs = ends.mtimeMs
-    all.push(k)
-    read(k, ends)
-  })
-  // Both at once only when there are both: each concurrent branch is a fiber of its own.
-  if (toStat.length === 0) yield* readAll
-  else if (toRead.length === 0) yield* statAll
-  else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
+  /** Candidates found so far: once they outnumber the page, only a page is read (see below). */
+  let seen = 0
+  /**
+   * One folder's files, as soon as it is listed (its reads overlap the
+   * other folders' listing: through the plugin process each is a round
+   * trip). A file the cache knows, or any file once the folders listed so
+   * far hold more than the page (or a cursor is given), is stat'ed; every
+   * other file is read and summarized at once. A folder read whole before
+   * the count passed the page only read files that a smaller page skips.
+   */
+  const folder = (dir: string) =>
+    Effect.gen(function* () {
+      const key = listShardKey(dir)
+      const [entries, stored] = yield* Effect.all([fs.list(dir), storage.get(key)])
+      const shard = loadShard(key, stored)
+      shards.push(shard)
+      const found = candidatesIn(entries, dir, shard)
+      const candidates = hidden && hidden.size > 0 ? found.filter((k) => !hidden.has(k.id)) : found
+      seen += candidates.length
+      const pageOnly = params.cursor !== undefined || limit < seen
+      const toStat: Known[] = []
+      const toRead: Known[] = []
+      for (const k of candidates) (pageOnly || shard.files[k.id] !== undefined ? toStat : toRead).push(k)
+      const statAll = readEach(
+        toStat,
+        (k, ends) => {
+          if (ends === null) return
+          k.size = ends.size
+          k.mtimeMs = ends.mtimeMs
+          const entry = validEntry(shard.files[k.id], k)
+          if (entry !== undefined) {
+            k.cached = entry
+            // The page may hold every file: its summary now, while k is at
+            // hand (in the page's order, after the sort, the same work took
+            // several times longer).
+            if (!pageOnly) k.summary = summaryOfEntry(entry, k)
+          }
+          all.push(k)
+        },
+        true,
+      )
+      const readAll = readEach(toRead, (k, ends) => {
+        if (ends === null) return
+        k.size = ends.size
+        k.mtimeMs = ends.mtimeMs
+        all.push(k)
+        read(k, ends)
+      })
+      // Both at once only when there are both: each concurrent branch is a fiber of its own.
+      if (toStat.length === 0) yield* readAll
+      else if (toRead.length === 0) yield* statAll
+      else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
+    })
+  yield* Effect.forEach(dirs, folder, { concurrency: FOLDERS_AT_ONCE, discard: true })
   yield* finishLater
   all.sort(newestFirst)
   const ordered = params.cursor === undefined ? all : all.filter(afterCursor(params.cursor))
@@ -382,7 +301,8 @@ export const listSessions: (
   while (sessions.length < limit && next < ordered.length) {
     const batch = ordered.slice(next, next + (limit - sessions.length))
     next += batch.length
-    for (const k of batch) if (k.cached !== undefined) k.summary = summaryOfEntry(k.cached, k)
+    for (const k of batch)
+      if (k.summary === undefined && k.cached !== undefined) k.summary = summaryOfEntry(k.cached, k)
     yield* readEach(
       batch.filter((k) => k.summary === undefined),
       (k, ends) => {
@@ -396,24 +316,7 @@ export const listSessions: (
 
   // Written after the answer, in the background: the list never waits for storage.
   yield* Effect.forkDetach(
-    Effect.suspend(() => {
-      const writes = [...changedShards(shards, all)].map(([shard, files]) =>
-        storage.set(shard.key, JSON.stringify({ version: CACHE_VERSION, files })),
-      )
-      const listedKeys = new Set(dirs.map(listShardKey))
-      return Effect.gen(function* () {
-        const keys = yield* storage.keys
-        const gone = keys.filter(
-          (key) =>
-            oldKeys.has(key) ||
-            // A full list also forgets the shards of folders that are gone.
-            (params.cwd === undefined && key.startsWith(shardsUnder) && !listedKeys.has(key)),
-        )
-        yield* Effect.forEach(gone, (key) => storage.delete(key), { discard: true })
-        // All at once: a host that rewrites its store on a change gathers a burst into one write.
-        yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
-      })
-    }),
+    saveShards(storage, { configDir, dirs, shards, files: all, full: params.cwd === undefined }),
   )
 
   const last = ordered[next - 1]

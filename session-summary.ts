@@ -3,85 +3,27 @@
  * head and a tail, never the whole file): title, created time, cwd and
  * branch.
  *
- * The ends are searched as bytes (bytes.ts) and only what is kept is
- * decoded: the first user line (parsed), a title line, a few short values.
- * A cold list summarizes a thousand files in a fresh process, before any of
- * this code is optimized, so the less of it runs and the less it allocates
- * per file the better. The bytes may be lent (FsShape.readEnds): everything
- * is taken out of them at once.
+ * Each end is decoded once and searched as text (text-keys.ts: forward
+ * searches on one rare character of each key, native at memory speed); only
+ * what is kept is cut out of it: the first prompt, a title, a few short
+ * values; a line is parsed only for a title not laid out as the CLI writes
+ * it or an unusual first prompt. A cold list summarizes a thousand files in
+ * a fresh process, before any of this code is optimized, so the fewer calls
+ * per file the better. The bytes may be lent (FsShape.readEnds): they are
+ * decoded at once and never kept.
  */
-import { indexOfBytes, lastIndexOfBytes, type Needle, needle, startsWith, stringEnd } from "./bytes.ts"
 import { promptOf, type StoredRecord } from "./records.ts"
 import type { SessionSummary } from "./sdk/protocol.ts"
+import { firstValue, indexOfKey, lastValue, lineAt, own, stringEndAt, textKey, valueAt } from "./json-text.ts"
 import { notBlank } from "./values.ts"
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
-/** The lenient decoder: a character split by a read's cut becomes U+FFFD, which `trimCut` drops. */
+/** The lenient decoder: a character split by a read's cut becomes U+FFFD, which json-text.ts's `valueAt` drops. */
 const decoder = new TextDecoder()
-const encoder = new TextEncoder()
 
 // ---------------------------------------------------------------------------
-// Values out of raw JSON bytes
-
-/** The character at `at` follows an odd run of backslashes (it is escaped). */
-const isEscaped = (text: string, at: number): boolean => {
-  let n = 0
-  while (at - 1 - n >= 0 && text.charCodeAt(at - 1 - n) === 92 /* \ */) n++
-  return n % 2 === 1
-}
-
-/** A literal cut at the end of a read: drop a split character and a cut escape (`\`, or `\u` with fewer than four digits). */
-const trimCut = (raw: string): string => {
-  const text = raw.endsWith("\uFFFD") ? raw.slice(0, -1) : raw
-  const unicode = /\\u[0-9a-fA-F]{0,3}$/.exec(text)
-  if (unicode !== null && !isEscaped(text, unicode.index)) return text.slice(0, unicode.index)
-  return isEscaped(text, text.length) ? text.slice(0, -1) : text
-}
-
-/** The JSON string value whose opening quote is at `quote`, decoded; one cut off by the read's end gives what is there. */
-const valueAt = (bytes: Uint8Array, quote: number, to = bytes.length): string | undefined => {
-  const close = stringEnd(bytes, quote)
-  const cut = close < 0 || close >= to
-  let raw = decoder.decode(bytes.subarray(quote + 1, cut ? to : close))
-  if (cut) raw = trimCut(raw)
-  // Most values hold no escape: no need for the JSON parser.
-  if (raw.indexOf("\\") < 0) return raw
-  try {
-    return JSON.parse(`"${raw}"`) as string
-  } catch {
-    return undefined
-  }
-}
-
-/** The value of the first `key` (a `"name":"` needle) in `bytes[from, to)`. */
-const firstValue = (bytes: Uint8Array, key: Needle, from = 0, to = bytes.length) => {
-  const at = indexOfBytes(bytes, key, from, to)
-  return at < 0 ? undefined : valueAt(bytes, at + key.bytes.length - 1, to)
-}
-
-/** The value of the last `key` (a `"name":"` needle) in `bytes`. */
-const lastValue = (bytes: Uint8Array, key: Needle) => {
-  const at = lastIndexOfBytes(bytes, key)
-  return at < 0 ? undefined : valueAt(bytes, at + key.bytes.length - 1)
-}
-
-/** The whole line around `at`, parsed; undefined when the read cut it or it is not JSON. */
-const lineAt = (
-  bytes: Uint8Array,
-  at: number,
-  cutStart: boolean,
-  cutEnd: boolean,
-): StoredRecord | undefined => {
-  const start = bytes.lastIndexOf(10, at) + 1
-  const nl = bytes.indexOf(10, at)
-  if ((start === 0 && cutStart) || (nl < 0 && cutEnd)) return undefined
-  try {
-    return JSON.parse(decoder.decode(bytes.subarray(start, nl < 0 ? bytes.length : nl))) as StoredRecord
-  } catch {
-    return undefined
-  }
-}
+// Values out of raw JSON text (json-text.ts)
 
 /** The first line of a prompt that is not blank, trimmed (records.ts `firstLine`, without splitting the whole text). */
 const firstLineOf = (text: string): string => {
@@ -89,16 +31,18 @@ const firstLineOf = (text: string): string => {
   for (;;) {
     const nl = text.indexOf("\n", at)
     const line = text.slice(at, nl < 0 ? text.length : nl).trim()
-    if (line !== "" || nl < 0) return line
+    if (line !== "" || nl < 0) return own(line)
     at = nl + 1
   }
 }
 
-const TIMESTAMP_KEY = needle('"timestamp":"')
-const GIT_BRANCH_KEY = needle('"gitBranch":"')
-const CWD_KEY = needle('"cwd":"')
-const TEXT_KEY = needle('"text":"')
-const CONTENT_KEY = needle('"content":"')
+// Anchors: a capital where the key has one (rare in JSON, rarer than most
+// letters in prose), else its rarest letter.
+const TIMESTAMP_KEY = textKey('"timestamp":"', "p")
+const GIT_BRANCH_KEY = textKey('"gitBranch":"', "B")
+const CWD_KEY = textKey('"cwd":"', "w")
+const TEXT_KEY = textKey('"text":"', "x")
+const CONTENT_KEY = textKey('"content":"', "c")
 
 // ---------------------------------------------------------------------------
 // Titles
@@ -109,54 +53,77 @@ export interface Titles {
 }
 
 /** Both title keys end so: one search finds either. */
-const TITLE_KEY_END = needle('Title":"')
-const CUSTOM_TITLE_KEY = encoder.encode('"customTitle":"')
-const AI_TITLE_KEY = encoder.encode('"aiTitle":"')
+const TITLE_KEY_END = textKey('Title":"', "T")
+const CUSTOM_TITLE_KEY = '"customTitle":"'
+const AI_TITLE_KEY = '"aiTitle":"'
 
 /** How the CLI writes a title record's line up to its value's opening quote. */
-const CUSTOM_TITLE_LINE = encoder.encode('{"type":"custom-title","customTitle":"')
-const AI_TITLE_LINE = encoder.encode('{"type":"ai-title","aiTitle":"')
+const CUSTOM_TITLE_LINE = '{"type":"custom-title","customTitle":"'
+const AI_TITLE_LINE = '{"type":"ai-title","aiTitle":"'
 
 /**
  * The title of the record whose key's opening quote is at `keyAt`: read
- * from the bytes when the line is laid out as the CLI writes it (it opens
+ * from the text when the line is laid out as the CLI writes it (it opens
  * with its type and this key, and the value closes within the line), else
  * from the parsed line. Undefined: no such title there.
  */
 const titleAt = (
-  bytes: Uint8Array,
+  text: string,
   keyAt: number,
-  key: Uint8Array,
-  layout: Uint8Array,
+  key: string,
+  layout: string,
   type: string,
   field: string,
   cutStart: boolean,
   cutEnd: boolean,
 ): string | undefined => {
-  const start = bytes.lastIndexOf(10, keyAt) + 1
+  const start = keyAt + key.length - layout.length
   if (
+    start >= 0 &&
     (start > 0 || !cutStart) &&
-    keyAt === start + layout.length - key.length &&
-    startsWith(bytes, layout, start)
+    (start === 0 || text.charCodeAt(start - 1) === 10) /* \n */ &&
+    text.startsWith(layout, start)
   ) {
     const quote = start + layout.length - 1
-    const close = stringEnd(bytes, quote)
-    const nl = close < 0 ? -1 : bytes.indexOf(10, close)
-    if (close >= 0 && (nl < 0 ? !cutEnd : close < nl)) return notBlank(valueAt(bytes, quote, close + 1))
+    const close = stringEndAt(text, quote)
+    const nl = close < 0 ? -1 : text.indexOf("\n", close)
+    if (close >= 0 && (nl >= 0 || !cutEnd)) return notBlank(valueAt(text, quote, close + 1))
   }
-  const record = lineAt(bytes, keyAt, cutStart, cutEnd)
+  const record = lineAt(text, keyAt, cutStart, cutEnd)
   return record?.type === type ? notBlank(record[field]) : undefined
 }
 
-/** The last custom-title and ai-title records in an end of a transcript. */
-export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean): Titles => {
+/** Which title key ends at a `Title":"` (`at`): none, a custom title's or an AI title's. */
+const NOT_A_TITLE = 0
+const CUSTOM = 1
+const AI = 2
+const titleKindAt = (text: string, at: number): number =>
+  text.startsWith(CUSTOM_TITLE_KEY, at - 7)
+    ? CUSTOM
+    : text.startsWith(AI_TITLE_KEY, at - 3)
+      ? AI
+      : NOT_A_TITLE
+
+/** No title found: one shared answer, never changed (most ends hold no title). */
+const NO_TITLES: Titles = Object.freeze({})
+
+/** The last custom-title and ai-title records in an end of a transcript (text). */
+const titlesOf = (text: string, cutStart: boolean, cutEnd: boolean): Titles => {
+  // Every title key, oldest first; then the newest of each kind that gives a title.
+  let keys: number[] | undefined
+  for (let at = indexOfKey(text, TITLE_KEY_END); at >= 0; at = indexOfKey(text, TITLE_KEY_END, at + 1))
+    if (titleKindAt(text, at) !== NOT_A_TITLE) {
+      keys ??= []
+      keys.push(at)
+    }
+  if (keys === undefined) return NO_TITLES
   const found: Mutable<Titles> = {}
-  let at = lastIndexOfBytes(bytes, TITLE_KEY_END)
-  while (at >= 0 && (found.custom === undefined || found.ai === undefined)) {
-    if (startsWith(bytes, CUSTOM_TITLE_KEY, at - 7)) {
+  for (let i = keys.length - 1; i >= 0 && (found.custom === undefined || found.ai === undefined); i--) {
+    const at = keys[i] as number
+    if (titleKindAt(text, at) === CUSTOM) {
       if (found.custom === undefined)
         found.custom = titleAt(
-          bytes,
+          text,
           at - 7,
           CUSTOM_TITLE_KEY,
           CUSTOM_TITLE_LINE,
@@ -165,23 +132,15 @@ export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean):
           cutStart,
           cutEnd,
         )
-    } else if (startsWith(bytes, AI_TITLE_KEY, at - 3)) {
-      if (found.ai === undefined)
-        found.ai = titleAt(
-          bytes,
-          at - 3,
-          AI_TITLE_KEY,
-          AI_TITLE_LINE,
-          "ai-title",
-          "aiTitle",
-          cutStart,
-          cutEnd,
-        )
-    }
-    at = at > 0 ? lastIndexOfBytes(bytes, TITLE_KEY_END, at - 1) : -1
+    } else if (found.ai === undefined)
+      found.ai = titleAt(text, at - 3, AI_TITLE_KEY, AI_TITLE_LINE, "ai-title", "aiTitle", cutStart, cutEnd)
   }
   return found
 }
+
+/** The last custom-title and ai-title records in an end of a transcript. */
+export const titlesIn = (bytes: Uint8Array, cutStart: boolean, cutEnd: boolean): Titles =>
+  titlesOf(decoder.decode(bytes), cutStart, cutEnd)
 
 // ---------------------------------------------------------------------------
 // The head
@@ -196,8 +155,8 @@ export interface HeadFacts {
   readonly sidechain: boolean
 }
 
-const USER_TYPE = needle('"type":"user"')
-const SIDECHAIN_TRUE = needle('"isSidechain":true')
+const USER_TYPE = textKey('"type":"user"', "y")
+const SIDECHAIN_TRUE = textKey('"isSidechain":true', "S")
 
 /**
  * promptOf's answer for the usual first prompt, without its general walk:
@@ -221,70 +180,90 @@ const plainPromptOf = (record: StoredRecord): string | undefined => {
 }
 
 /** How the CLI writes a prompt's record: `type`, then the message, its content next. */
-const PROMPT_RECORD = needle('"type":"user","message":{"role":"user","content":')
-const ONE_TEXT_BLOCK = encoder.encode('[{"type":"text","text":"')
-const ONE_TEXT_BLOCK_END = encoder.encode('"}]}')
+const PROMPT_RECORD = '"type":"user","message":{"role":"user","content":'
+const ONE_TEXT_BLOCK = '[{"type":"text","text":"'
+const ONE_TEXT_BLOCK_END = '"}]}'
 /** Keys that make a user record more than a typed prompt: with any of them, the record is parsed. */
 const NOT_PLAIN = [
-  needle('"isMeta":'),
-  needle('"isCompactSummary":'),
-  needle('"origin":'),
-  needle('"isSidechain":true'),
+  textKey('"isMeta":', "M"),
+  textKey('"isCompactSummary":', "C"),
+  textKey('"origin":', "g"),
+  SIDECHAIN_TRUE,
 ]
+
+/** None of the NOT_PLAIN keys in `text[from, to)`. */
+const plainIn = (text: string, from: number, to: number): boolean => {
+  for (const key of NOT_PLAIN) if (indexOfKey(text, key, from, to) >= 0) return false
+  return true
+}
+
+/** plainPromptLine on text. */
+const plainPromptOfLine = (
+  text: string,
+  start: number,
+  end: number,
+): { readonly prompt: string; readonly cwd?: string } | undefined => {
+  const at = text.indexOf(PROMPT_RECORD, start)
+  if (at < 0 || at + PROMPT_RECORD.length > end) return undefined
+  let open = at + PROMPT_RECORD.length
+  let closing = 1 // the string ends the message: `"}`
+  if (text.charCodeAt(open) !== 34 /* " */) {
+    if (!text.startsWith(ONE_TEXT_BLOCK, open)) return undefined
+    open += ONE_TEXT_BLOCK.length - 1
+    closing = ONE_TEXT_BLOCK_END.length - 1
+  }
+  const close = stringEndAt(text, open)
+  if (close < 0 || close + closing >= end) return undefined
+  if (
+    closing === 1 ? text.charCodeAt(close + 1) !== 125 /* } */ : !text.startsWith(ONE_TEXT_BLOCK_END, close)
+  )
+    return undefined
+  // No key lies inside the prompt's string: the rest of the line is searched around it.
+  if (!plainIn(text, start, open) || !plainIn(text, close, end)) return undefined
+  const prompt = valueAt(text, open, close + 1)
+  if (prompt === undefined || prompt.indexOf("<") >= 0 || prompt.trim() === "") return undefined
+  const cwd = firstValue(text, CWD_KEY, close, end)
+  return cwd === undefined ? { prompt } : { prompt, cwd }
+}
 
 /**
  * The prompt and cwd of the line `bytes[start, end)` without parsing it,
  * when it is the usual typed prompt: the CLI's layout, a message of one text
  * (a string or a single text block) without markup, none of the keys that
- * make a record more than that. Undefined when unsure: parse it. (A key
- * found by its opening quote is a key: inside a JSON string every quote is
- * escaped.)
+ * make a record more than that. Undefined when unsure: parse it.
  */
 export const plainPromptLine = (
   bytes: Uint8Array,
   start: number,
   end: number,
 ): { readonly prompt: string; readonly cwd?: string } | undefined => {
-  const at = indexOfBytes(bytes, PROMPT_RECORD, start, end)
-  if (at < 0) return undefined
-  for (const key of NOT_PLAIN) if (indexOfBytes(bytes, key, start, end) >= 0) return undefined
-  let open = at + PROMPT_RECORD.bytes.length
-  let closing = 1 // the string ends the message: `"}`
-  if (bytes[open] !== 34 /* " */) {
-    if (!startsWith(bytes, ONE_TEXT_BLOCK, open)) return undefined
-    open += ONE_TEXT_BLOCK.length - 1
-    closing = ONE_TEXT_BLOCK_END.length - 1
-  }
-  const close = stringEnd(bytes, open)
-  if (close < 0 || close + closing >= end) return undefined
-  if (closing === 1 ? bytes[close + 1] !== 125 /* } */ : !startsWith(bytes, ONE_TEXT_BLOCK_END, close))
-    return undefined
-  const prompt = valueAt(bytes, open, close + 1)
-  if (prompt === undefined || prompt.indexOf("<") >= 0 || prompt.trim() === "") return undefined
-  const cwd = firstValue(bytes, CWD_KEY, close, end)
-  return cwd === undefined ? { prompt } : { prompt, cwd }
+  const text = decoder.decode(bytes.subarray(start, end))
+  return plainPromptOfLine(text, 0, text.length)
 }
 
-/** The head's facts; `cutEnd`: the file goes on past these bytes. */
-export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
+/** The head's facts (text); `cutEnd`: the file goes on past it. */
+const headFactsOf = (text: string, cutEnd: boolean): HeadFacts => {
   let prompt: string | undefined
   let cwd: string | undefined
   let sidechain = false
-  let at = indexOfBytes(bytes, USER_TYPE)
-  while (at >= 0 && prompt === undefined) {
-    const start = bytes.lastIndexOf(10, at) + 1
-    const nl = bytes.indexOf(10, at)
-    const end = nl < 0 ? bytes.length : nl
-    at = nl < 0 ? -1 : indexOfBytes(bytes, USER_TYPE, nl)
+  let nl = -1
+  for (
+    let at = indexOfKey(text, USER_TYPE);
+    at >= 0 && prompt === undefined;
+    at = nl < 0 || prompt !== undefined ? -1 : indexOfKey(text, USER_TYPE, nl)
+  ) {
+    const start = text.lastIndexOf("\n", at) + 1
+    nl = text.indexOf("\n", at)
+    const end = nl < 0 ? text.length : nl
     if (nl < 0 && cutEnd) {
       // The prompt runs past the head: take what the head holds of it (never
       // parsed: a cut line only costs the parser an exception).
-      if (indexOfBytes(bytes, SIDECHAIN_TRUE, start, end) >= 0) sidechain = true
-      const found = firstValue(bytes, TEXT_KEY, start, end) ?? firstValue(bytes, CONTENT_KEY, start, end)
+      if (indexOfKey(text, SIDECHAIN_TRUE, start, end) >= 0) sidechain = true
+      const found = firstValue(text, TEXT_KEY, start, end) ?? firstValue(text, CONTENT_KEY, start, end)
       if (found !== undefined) prompt = firstLineOf(found)
       continue
     }
-    const plain = plainPromptLine(bytes, start, end)
+    const plain = plainPromptOfLine(text, start, end)
     if (plain !== undefined) {
       cwd ??= plain.cwd
       prompt = firstLineOf(plain.prompt)
@@ -292,7 +271,7 @@ export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
     }
     let record: StoredRecord
     try {
-      record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as StoredRecord
+      record = JSON.parse(text.slice(start, end)) as StoredRecord
     } catch {
       continue
     }
@@ -308,10 +287,14 @@ export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts => {
   const facts: Mutable<HeadFacts> = { sidechain }
   if (prompt !== undefined) facts.prompt = prompt
   if (cwd !== undefined) facts.cwd = cwd
-  const created = firstValue(bytes, TIMESTAMP_KEY)
+  const created = firstValue(text, TIMESTAMP_KEY)
   if (created !== undefined) facts.created = created
   return facts
 }
+
+/** The head's facts; `cutEnd`: the file goes on past these bytes. */
+export const headFacts = (bytes: Uint8Array, cutEnd: boolean): HeadFacts =>
+  headFactsOf(decoder.decode(bytes), cutEnd)
 
 // ---------------------------------------------------------------------------
 // The tail
@@ -324,17 +307,21 @@ export interface TailFacts extends Titles {
   readonly whole: boolean
 }
 
-/** The tail's facts; `cutStart`: the file begins before these bytes; the first cwd only when `needCwd`. */
-export const tailFacts = (bytes: Uint8Array, cutStart: boolean, needCwd: boolean): TailFacts => {
-  const facts: Mutable<TailFacts> = { ...titlesIn(bytes, cutStart, false), whole: !cutStart }
-  const branch = lastValue(bytes, GIT_BRANCH_KEY)
+/** The tail's facts (text). */
+const tailFactsOf = (text: string, cutStart: boolean, needCwd: boolean): TailFacts => {
+  const facts: Mutable<TailFacts> = { ...titlesOf(text, cutStart, false), whole: !cutStart }
+  const branch = lastValue(text, GIT_BRANCH_KEY)
   if (branch !== undefined) facts.branch = branch
   if (needCwd) {
-    const cwd = firstValue(bytes, CWD_KEY)
+    const cwd = firstValue(text, CWD_KEY)
     if (cwd !== undefined) facts.cwd = cwd
   }
   return facts
 }
+
+/** The tail's facts; `cutStart`: the file begins before these bytes; the first cwd only when `needCwd`. */
+export const tailFacts = (bytes: Uint8Array, cutStart: boolean, needCwd: boolean): TailFacts =>
+  tailFactsOf(decoder.decode(bytes), cutStart, needCwd)
 
 // ---------------------------------------------------------------------------
 // The entry
@@ -419,14 +406,19 @@ export interface EndsFacts {
  */
 export const endsFacts = (head: Uint8Array, tail: Uint8Array, size: number): EndsFacts => {
   const headCut = size > head.length
-  const h: Mutable<HeadFacts> = headFacts(head, headCut)
-  if (h.sidechain) return { head: h, headTitles: {}, tail: { whole: !(size > tail.length) } }
-  const t = tailFacts(tail, size > tail.length, h.cwd === undefined || h.prompt === undefined)
+  const headText = decoder.decode(head)
+  const h: Mutable<HeadFacts> = headFactsOf(headText, headCut)
+  if (h.sidechain) return { head: h, headTitles: NO_TITLES, tail: { whole: !(size > tail.length) } }
+  const t = tailFactsOf(
+    decoder.decode(tail),
+    size > tail.length,
+    h.cwd === undefined || h.prompt === undefined,
+  )
   if (t.branch === undefined) {
-    const branch = lastValue(head, GIT_BRANCH_KEY)
+    const branch = lastValue(headText, GIT_BRANCH_KEY)
     if (branch !== undefined) h.branch = branch
   }
-  return { head: h, headTitles: needHeadTitles(t) ? titlesIn(head, false, headCut) : {}, tail: t }
+  return { head: h, headTitles: needHeadTitles(t) ? titlesOf(headText, false, headCut) : NO_TITLES, tail: t }
 }
 
 /** `custom-title.json` beside the session (written by a rename): `{ customTitle }`. */
