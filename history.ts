@@ -44,7 +44,7 @@ export const readSession: (
   if (!chain.found) return null
   const items = yield* attachSubagents(recordsToItems(chain.records), chain.records, join(dir, cliSessionId))
   const sidecar = yield* Fs.use((fs) => fs.read(join(dir, cliSessionId, "custom-title.json")))
-  const first = promptRecords(chain.records)[0]
+  const first = firstPromptRecord(chain.records)
   const firstPrompt = first === undefined ? undefined : promptOf(first)?.text
   const prompt = firstPrompt === undefined ? undefined : firstLine(firstPrompt)
   const title = chatTitle({
@@ -73,6 +73,22 @@ export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecor
       !localCommands.has(r.uuid as string) &&
       promptOf(r) !== null,
   )
+}
+
+/**
+ * `promptRecords(records)[0]` without reading the records after it (the
+ * title needs only the first prompt). Whether a record is a control
+ * request's command depends only on the records before it, so the prefix
+ * up to a candidate decides.
+ */
+export const firstPromptRecord = (records: ReadonlyArray<StoredRecord>): StoredRecord | undefined => {
+  for (let at = 0; at < records.length; at++) {
+    const r = records[at] as StoredRecord
+    if (r.type !== "user" || isToolResult(r) || isInterruptText(recordText(r)) || promptOf(r) === null)
+      continue
+    if (!localCommandUuids(records.slice(0, at + 1)).has(r.uuid as string)) return r
+  }
+  return undefined
 }
 
 const isToolResult = (record: StoredRecord): boolean => {
