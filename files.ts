@@ -302,10 +302,7 @@ export const forEachLineBytes = (
     if (bytes === null) return false
     const splitter = new LineSplitter(onLine, filter)
     yield* bytes.pipe(
-      // A plain view of each chunk: a Node Buffer's `subarray` and `indexOf` are JavaScript wrappers, slower per line.
-      Stream.runForEach((chunk) =>
-        Effect.sync(() => splitter.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))),
-      ),
+      Stream.runForEach((chunk) => Effect.sync(() => splitter.push(chunk))),
       Effect.catchCause(() => Effect.void),
     )
     splitter.end()
