@@ -6,7 +6,8 @@ import { readSession } from "./history.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import type { TranscriptItem } from "./sdk/protocol.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
-import { parseTaskNotifications, placeAgents, type StoredAgent } from "./subagents.ts"
+import { placeAgents, type StoredAgent } from "./subagents.ts"
+import { parseTaskNotifications } from "./task-notifications.ts"
 
 type TaskItem = Extract<TranscriptItem, { type: "task" }>
 
