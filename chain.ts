@@ -8,12 +8,15 @@
  * The file is streamed, and records the chain does not need (api-request*,
  * queue operations…) are recognised from their first bytes and never decoded
  * or parsed. An attachment still links the chain, so its `parentUuid` and
- * `uuid` are picked out of its bytes.
+ * `uuid` are picked out of its bytes. A record kept for the chain is kept
+ * small, since all of them live until the read ends: its tool output held
+ * once (records.ts `shareRecordOutput`), the CLI's bookkeeping fields left
+ * out (`keptRecord`).
  */
 import { Effect } from "effect"
 import { lastIndexOfBytes, needle, startsWith, stringEnd } from "./bytes.ts"
 import { decodeText, forEachLineBytes } from "./files.ts"
-import type { StoredRecord } from "./records.ts"
+import { shareRecordOutput, type StoredRecord } from "./records.ts"
 import type { Fs } from "./sdk/plugin-api.ts"
 import { isObject, notBlank } from "./values.ts"
 
@@ -137,12 +140,13 @@ export class ChainBuilder {
     if (typeof uuid !== "string") return
     const message = type === "user" || type === "assistant"
     if (message && (record.isSidechain === true) !== this.sidechain) return
+    if (type === "user") shareRecordOutput(record)
     const order = this.order++
     this.nodes.set(uuid, {
       order,
       parent: typeof record.parentUuid === "string" ? record.parentUuid : null,
       ...(typeof record.logicalParentUuid === "string" ? { logicalParent: record.logicalParentUuid } : {}),
-      ...(message || type === "system" ? { record } : {}),
+      ...(message || type === "system" ? { record: keptRecord(record) } : {}),
     })
     if (message) {
       this.leaf = uuid
@@ -176,6 +180,56 @@ export class ChainBuilder {
     }
     return records.reverse()
   }
+}
+
+/**
+ * Fields of a transcript record no reader of a chain looks at (2.1.332's
+ * bookkeeping: where and when it was written, how the request was made).
+ * A kept record is copied without them: over the 1 GB session's 24,832
+ * records they weighed ~25 MB held until the items were built. Any field
+ * not named here is kept.
+ */
+const UNREAD_FIELDS = new Set([
+  "promptId",
+  "timestamp",
+  "permissionMode",
+  "promptSource",
+  "sentAtMs",
+  "rowSource",
+  "turnOrigin",
+  "turnPosition",
+  "userType",
+  "entrypoint",
+  "cwd",
+  "sessionId",
+  "version",
+  "gitBranch",
+  "apiBlockIndex",
+  "requestId",
+  "requestRef",
+  "requestedModel",
+  "promptCacheRequested",
+  "effort",
+  "perTurnEffort",
+  "madeBy",
+  "sourceToolAssistantUUID",
+  "isVisibleInTranscriptOnly",
+  "slug",
+])
+/** An assistant message's fields no reader looks at (the usage of that one request). */
+const UNREAD_MESSAGE_FIELDS = new Set(["id", "usage", "stop_details", "stop_sequence"])
+
+const without = (fields: Readonly<Record<string, unknown>>, unread: ReadonlySet<string>) => {
+  const kept: Record<string, unknown> = {}
+  for (const key in fields) if (!unread.has(key)) kept[key] = fields[key]
+  return kept
+}
+
+/** A record as the chain keeps it: the unread fields left out. */
+export const keptRecord = (record: StoredRecord): StoredRecord => {
+  const kept = without(record, UNREAD_FIELDS)
+  if (isObject(kept.message)) kept.message = without(kept.message, UNREAD_MESSAGE_FIELDS)
+  return kept
 }
 
 /** The chain of records already in memory (parsed lines of a transcript). */

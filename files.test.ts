@@ -74,6 +74,42 @@ describe("LineSplitter", () => {
   })
 })
 
+describe("LineSplitter over lent chunks", () => {
+  // A lending host (StreamOptions.lend) reads every chunk into one Buffer. Buffer's `slice` is a view,
+  // not a copy: a splitter that kept `slice()`s of its pieces read the next chunk's bytes back.
+  const lentSplit = (text: string, chunkBytes: number, longLineBytes = 4 * 1024 * 1024) => {
+    const bytes = encoder.encode(text)
+    const lent = Buffer.alloc(chunkBytes)
+    const lines: string[] = []
+    const splitter = new LineSplitter((b) => lines.push(decoder.decode(b)), undefined, {
+      longLineBytes,
+      longStringBytes: 64,
+    })
+    for (let at = 0; at < bytes.length; at += chunkBytes) {
+      const n = Math.min(chunkBytes, bytes.length - at)
+      lent.set(bytes.subarray(at, at + n))
+      splitter.push(lent.subarray(0, n))
+      lent.fill(0x7a) // the host reads the next chunk into the same buffer
+    }
+    splitter.end()
+    return lines
+  }
+
+  it("keeps lines that span lent chunks whole", () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `{"n":${i},"text":"${"ab".repeat(i * 37)}"}`)
+    expect(lentSplit(`${lines.join("\n")}\n`, 97)).toEqual(lines)
+  })
+
+  it("cuts a long line that spans lent chunks from its own bytes", () => {
+    const fields = Array.from({ length: 30 }, (_, i) => `field ${i}`)
+    const long = `{"type":"user","text":"${"é".repeat(400)}","fields":${JSON.stringify(fields)},"tail":"end"}`
+    const [line, next] = lentSplit(`${long}\n{"n":1}\n`, 37, 128)
+    expect(JSON.parse(line as string)).toMatchObject({ type: "user", fields, tail: "end" })
+    expect((JSON.parse(line as string) as { text: string }).text).toMatch(/^é+ \[… truncated: /)
+    expect(next).toBe('{"n":1}')
+  })
+})
+
 describe("decodeText", () => {
   it("decodes valid text, and a character cut at a range end as U+FFFD", () => {
     expect(decodeText(encoder.encode("héllo"))).toBe("héllo")

@@ -221,7 +221,7 @@ export class LineSplitter {
       return
     }
     // Own the bytes: the chunk may be reused by its producer.
-    this.pieces.push(part.slice())
+    this.pieces.push(new Uint8Array(part))
     this.pendingLength += part.length
     this.most = Math.max(this.most, this.pendingLength)
     if (this.keep === undefined && this.pendingLength >= LinePrefix) {
@@ -297,7 +297,8 @@ export const forEachLineBytes = (
 ): Effect.Effect<boolean, never, Fs> =>
   Effect.gen(function* () {
     const fs = yield* Fs
-    const bytes = yield* fs.stream(path, start)
+    // Lent chunks: the splitter copies every byte it keeps past a push, and `onLine` uses its line at once.
+    const bytes = yield* fs.stream(path, start, { lend: true })
     if (bytes === null) return false
     const splitter = new LineSplitter(onLine, filter)
     yield* bytes.pipe(

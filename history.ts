@@ -21,6 +21,7 @@ import { join } from "./sdk/paths.ts"
 import type { SessionTranscript } from "./sdk/protocol.ts"
 import { chatTitle, titleOfSidecar } from "./session-summary.ts"
 import { attachSubagents } from "./subagents.ts"
+import { notificationsIn } from "./task-notifications.ts"
 
 export { type Chain, type ChainOptions, chainOf, readChain } from "./chain.ts"
 export { encodeCwd, projectDir, projectsDir, sessionFile } from "./projects.ts"
@@ -40,21 +41,37 @@ export const readSession: (
   cliSessionId: string,
 ) {
   const dir = yield* projectDir(configDir, cwd)
-  const chain = yield* readChain(sessionFile(dir, cliSessionId))
-  if (!chain.found) return null
-  const items = yield* attachSubagents(recordsToItems(chain.records), chain.records, join(dir, cliSessionId))
+  const main = yield* readMainChat(sessionFile(dir, cliSessionId))
+  if (main === null) return null
+  const items = yield* attachSubagents(main.items, main.notifications, join(dir, cliSessionId))
   const sidecar = yield* Fs.use((fs) => fs.read(join(dir, cliSessionId, "custom-title.json")))
-  const first = promptRecords(chain.records)[0]
-  const firstPrompt = first === undefined ? undefined : promptOf(first)?.text
-  const prompt = firstPrompt === undefined ? undefined : firstLine(firstPrompt)
   const title = chatTitle({
     sidecar: titleOfSidecar(sidecar),
-    custom: chain.customTitle,
-    ai: chain.aiTitle,
-    prompt: prompt === "" ? undefined : prompt,
+    custom: main.customTitle,
+    ai: main.aiTitle,
+    prompt: main.prompt === "" ? undefined : main.prompt,
   })
   return { session_id: cliSessionId, items, ...(title === undefined ? {} : { title }) }
 })
+
+/**
+ * The main chat's items and what the rest of the read needs of its records
+ * (notifications, the title's parts): the records themselves are let go
+ * before its subagents are read.
+ */
+const readMainChat = (path: string) =>
+  Effect.map(readChain(path), (chain) => {
+    if (!chain.found) return null
+    const first = firstPromptRecord(chain.records)
+    const firstPrompt = first === undefined ? undefined : promptOf(first)?.text
+    return {
+      items: recordsToItems(chain.records),
+      notifications: notificationsIn(chain.records),
+      prompt: firstPrompt === undefined ? undefined : firstLine(firstPrompt),
+      customTitle: chain.customTitle,
+      aiTitle: chain.aiTitle,
+    }
+  })
 
 // ---------------------------------------------------------------------------
 // Prompts and rewind points
@@ -73,6 +90,22 @@ export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecor
       !localCommands.has(r.uuid as string) &&
       promptOf(r) !== null,
   )
+}
+
+/**
+ * `promptRecords(records)[0]` without reading the records after it (the
+ * title needs only the first prompt). Whether a record is a control
+ * request's command depends only on the records before it, so the prefix
+ * up to a candidate decides.
+ */
+export const firstPromptRecord = (records: ReadonlyArray<StoredRecord>): StoredRecord | undefined => {
+  for (let at = 0; at < records.length; at++) {
+    const r = records[at] as StoredRecord
+    if (r.type !== "user" || isToolResult(r) || isInterruptText(recordText(r)) || promptOf(r) === null)
+      continue
+    if (!localCommandUuids(records.slice(0, at + 1)).has(r.uuid as string)) return r
+  }
+  return undefined
 }
 
 const isToolResult = (record: StoredRecord): boolean => {

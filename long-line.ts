@@ -165,7 +165,7 @@ export class LongLineCompactor {
 
   private keep(bytes: Uint8Array): void {
     if (bytes.length === 0) return
-    this.parts.push(bytes.slice())
+    this.parts.push(new Uint8Array(bytes))
     this.kept += bytes.length
   }
 

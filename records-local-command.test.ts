@@ -3,7 +3,7 @@
  * command the user typed (/compact) is. Shapes as CLI 2.1.332 writes them.
  */
 import { describe, expect, it } from "vitest"
-import { promptRecords } from "./history.ts"
+import { firstPromptRecord, promptRecords } from "./history.ts"
 import { recordsToItems } from "./records.ts"
 
 const caveat = (uuid: string, parent: string) => ({
@@ -64,5 +64,26 @@ describe("control requests in a stored chat", () => {
 
   it("a rewind counts only what the user sent", () => {
     expect(promptRecords(records).map((r) => r.uuid)).toEqual(["u1", "u2", "k1"])
+  })
+})
+
+describe("the first prompt (a chat's title)", () => {
+  it("is the first of promptRecords, a control request's /model passed over", () => {
+    const leading = [caveat("c0", "x"), command("m0", "c0", "model", "claude-haiku-5-5", false), ...records]
+    for (const chain of [records, leading, records.slice(1), []])
+      expect(firstPromptRecord(chain)?.uuid).toBe(promptRecords(chain)[0]?.uuid)
+    expect(firstPromptRecord(leading)?.uuid).toBe("u1")
+  })
+
+  it("reads no record after it (the title of a long chat costs one prompt, not the chat)", () => {
+    const long = [...records, ...Array.from({ length: 1000 }, (_, i) => prompt(`p${i}`, "o2", "more"))]
+    const guarded = new Proxy(long, {
+      get: (target, key, receiver) => {
+        if (typeof key === "string" && /^\d+$/.test(key) && Number(key) > 0)
+          throw new Error(`read record ${key}`)
+        return Reflect.get(target, key, receiver)
+      },
+    })
+    expect(firstPromptRecord(guarded)?.uuid).toBe("u1")
   })
 })

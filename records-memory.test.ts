@@ -2,11 +2,13 @@
  * What a read answer holds in memory: each tool output once, though the CLI
  * stores it twice (the result's content and `toolUseResult`) and the answer
  * carries both (`output_text`, `output`). Measured as the heap after a full
- * collection, with the records dropped and only the items kept.
+ * collection, with the records dropped and only the items kept; and while a
+ * chain holds its records, before any item is built.
  */
 import { runInNewContext } from "node:vm"
 import { setFlagsFromString } from "node:v8"
 import { describe, expect, it } from "vitest"
+import { chainOf, keptRecord } from "./chain.ts"
 import { recordsToItems } from "./records.ts"
 
 setFlagsFromString("--expose-gc")
@@ -15,16 +17,18 @@ const gc = runInNewContext("gc") as () => void
 const RESULTS = 20
 const OUTPUT_CHARS = 1_000_000
 
-/** A Bash call and its result, as parsed from the CLI's lines (two separate copies of the output). */
+/** A Bash call and its result, linked as a chain, as the CLI writes them (the output twice in the line). */
 const lines = (i: number, output: string): string[] => [
   JSON.stringify({
     type: "assistant",
     uuid: `a-${i}`,
+    parentUuid: i === 0 ? null : `u-${i - 1}`,
     message: { content: [{ type: "tool_use", id: `t-${i}`, name: "Bash", input: { command: "cat log" } }] },
   }),
   JSON.stringify({
     type: "user",
     uuid: `u-${i}`,
+    parentUuid: `a-${i}`,
     message: { content: [{ type: "tool_result", tool_use_id: `t-${i}`, content: output }] },
     toolUseResult: { stdout: output, stderr: "", interrupted: false, file: { content: output } },
   }),
@@ -54,5 +58,44 @@ describe("a read answer's memory", () => {
     // Three copies each before the outputs were shared (60 MB here); one now, plus the items.
     expect(held).toBeLessThan(RESULTS * OUTPUT_CHARS * 1.5)
     expect(held).toBeGreaterThan(RESULTS * OUTPUT_CHARS * 0.9)
+  })
+
+  it("a chain being read holds each tool output once already, before any item is built", () => {
+    const texts = Array.from({ length: RESULTS }, (_, i) => `${i}`.padEnd(OUTPUT_CHARS, "y"))
+    const json = texts.flatMap((t, i) => lines(i, t))
+    const before = heap()
+    // The chain keeps the records a whole read long (chain.ts shares the outputs as each is added).
+    const chain = chainOf(json.map((line) => JSON.parse(line) as unknown))
+    const held = heap() - before
+    expect(chain).toHaveLength(2 * RESULTS)
+    for (const [i, record] of chain.filter((r) => r.type === "user").entries())
+      expect(record.toolUseResult).toMatchObject({ stdout: texts[i], file: { content: texts[i] } })
+    // Three copies each while the chain held them as parsed (60 MB here); one now.
+    expect(held).toBeLessThan(RESULTS * OUTPUT_CHARS * 1.5)
+  })
+
+  it("a kept record leaves out the CLI's bookkeeping, and keeps every field it does not name", () => {
+    const record = {
+      parentUuid: "p",
+      isSidechain: false,
+      type: "assistant",
+      uuid: "u",
+      timestamp: "2026-06-01T08:00:00.000Z",
+      cwd: "/ws",
+      sessionId: "s",
+      version: "2.1.332",
+      gitBranch: "main",
+      requestId: "req",
+      somethingNew: { kept: true },
+      message: { id: "msg", role: "assistant", model: "m", content: [], usage: { input_tokens: 1 } },
+    }
+    expect(keptRecord(record)).toEqual({
+      parentUuid: "p",
+      isSidechain: false,
+      type: "assistant",
+      uuid: "u",
+      somethingNew: { kept: true },
+      message: { role: "assistant", model: "m", content: [] },
+    })
   })
 })

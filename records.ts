@@ -7,7 +7,14 @@
  * the same classification the live mapper uses.
  */
 import type { ToolCall, TranscriptItem } from "./sdk/protocol.ts"
-import { applyTaskTool, describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "./tools.ts"
+import {
+  applyTaskTool,
+  describeToolCall,
+  planFromTodoWrite,
+  TaskList,
+  type ToolDescription,
+  toolResultOf,
+} from "./tools.ts"
 import { asString, isObject } from "./values.ts"
 
 /** A stored record as read from a transcript line: a JSON object, fields unchecked. */
@@ -167,6 +174,31 @@ const shareText = (output: unknown, text: string | undefined): void => {
   }
 }
 
+/**
+ * `shareText` as a record is read (chain.ts), before it is kept: a user
+ * record's `toolUseResult` fields that repeat its tool result's text become
+ * that very string, so the parsed copy dies young instead of living in the
+ * chain until the items are built (the records of the 1 GB session held
+ * 125 MB before, ~30 MB of it such copies).
+ */
+export const shareRecordOutput = (record: StoredRecord): void => {
+  const structured = record.toolUseResult
+  const message = record.message
+  if (!isObject(structured) || !isObject(message) || !Array.isArray(message.content)) return
+  for (const block of message.content) {
+    if (!isObject(block) || block.type !== "tool_result") continue
+    const content = block.content
+    // Only a text the result holds already: joining blocks would make one more copy.
+    const text =
+      typeof content === "string"
+        ? content
+        : Array.isArray(content) && content.length === 1 && isObject(content[0]) && content[0].type === "text"
+          ? asString(content[0].text)
+          : undefined
+    shareText(structured, text)
+  }
+}
+
 /** `===` compares the characters; the assignment makes the field that very string. */
 const share = (fields: Record<string, unknown>, text: string): void => {
   for (const key in fields) {
@@ -177,6 +209,40 @@ const share = (fields: Record<string, unknown>, text: string): void => {
 /** Shorter texts are not worth the comparison. */
 const SHARED_MIN = 64
 
+/**
+ * An Edit call's description for when its result carries the CLI's own
+ * patch: that patch replaces the call's diff (tools.ts `toolResultOf`), so
+ * the diff of the input's fragments is never built (it was ~15% of a long
+ * session's read). Only the diff depends on the fragments: kind, title and
+ * path come from `file_path` (records.test.ts holds this).
+ */
+export const describePatchedEdit = (input: unknown): ToolDescription => {
+  const { diff: _replaced, ...described } = describeToolCall(
+    "Edit",
+    isObject(input) ? { ...input, old_string: "", new_string: "" } : input,
+  )
+  return described
+}
+
+/** A tool call waiting for its result; described when it comes (or at the end). */
+interface OpenCall {
+  readonly at: number
+  readonly id: string
+  readonly name: string
+  readonly input: unknown
+  readonly tag: { readonly task_id?: string }
+}
+
+/** The call as the item carries it: the same fields, in the same order, as described at once. */
+const callOf = (open: OpenCall, described: ToolDescription): ToolCall => ({
+  id: open.id,
+  name: open.name,
+  input: open.input,
+  ...described,
+  status: "Running",
+  ...open.tag,
+})
+
 /** Map one chain of records (root first) to transcript items. */
 export const recordsToItems = (
   records: ReadonlyArray<unknown>,
@@ -185,6 +251,8 @@ export const recordsToItems = (
   const items: TranscriptItem[] = []
   /** tool_use id → position of its tool_call item, for the result that follows. */
   const calls = new Map<string, number>()
+  /** Calls not yet described: their item holds the call's id, name and input only. */
+  const open = new Map<number, OpenCall>()
   /** The task list the TaskCreate/TaskUpdate/TaskList tools keep: a plan whenever it changes. */
   const tasks = new TaskList()
   const tag = options.taskId === undefined ? {} : { task_id: options.taskId }
@@ -217,16 +285,11 @@ export const recordsToItems = (
           const name = asString(block.name)
           if (id === undefined || name === undefined) continue
           const input = block.input ?? {}
-          const described = describeToolCall(name, input)
-          const call: ToolCall = {
-            id,
-            name,
-            input,
-            ...described,
-            status: "Running",
-            ...tag,
-          }
-          calls.set(id, items.length)
+          const at = items.length
+          calls.set(id, at)
+          open.set(at, { at, id, name, input, tag })
+          // Described when its result comes: an Edit's result may bring the diff (describePatchedEdit).
+          const call = { id, name, input, status: "Running", ...tag } as ToolCall
           items.push({ type: "tool_call", id: nextId(), call, ...tag })
           if (name === "TodoWrite") {
             const entries = planFromTodoWrite(input)
@@ -253,7 +316,18 @@ export const recordsToItems = (
       const structured = results.length === 1 ? record.toolUseResult : undefined
       const outcome = toolResultOf(result.content, structured, result.is_error === true, item.call.name)
       shareText(outcome.output, outcome.output_text)
-      items[at] = { ...item, call: { ...item.call, ...outcome } }
+      const waiting = open.get(at)
+      open.delete(at)
+      const call =
+        waiting === undefined
+          ? item.call
+          : callOf(
+              waiting,
+              waiting.name === "Edit" && outcome.diff !== undefined
+                ? { ...describePatchedEdit(waiting.input), diff: outcome.diff } // the diff keeps its place
+                : describeToolCall(waiting.name, waiting.input),
+            )
+      items[at] = { ...item, call: { ...call, ...outcome } }
       const changed = applyTaskTool(tasks, item.call.name, item.call.input, structured, outcome.status)
       if (changed) items.push({ type: "plan", id: nextId(), entries: tasks.plan(), ...tag })
     }
@@ -274,6 +348,11 @@ export const recordsToItems = (
     })
   }
 
+  for (const waiting of open.values()) {
+    const item = items[waiting.at]
+    if (item?.type === "tool_call")
+      items[waiting.at] = { ...item, call: callOf(waiting, describeToolCall(waiting.name, waiting.input)) }
+  }
   // A call whose result never came: the process ended while it ran.
   for (const at of calls.values()) {
     const item = items[at]

@@ -6,7 +6,8 @@ import { readSession } from "./history.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import type { TranscriptItem } from "./sdk/protocol.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
-import { parseTaskNotifications } from "./subagents.ts"
+import { placeAgents, type StoredAgent } from "./subagents.ts"
+import { parseTaskNotifications } from "./task-notifications.ts"
 
 type TaskItem = Extract<TranscriptItem, { type: "task" }>
 
@@ -424,5 +425,41 @@ describe("task notifications", () => {
       },
       { taskId: "a2", toolUseId: "t2", status: "failed" },
     ])
+  })
+})
+
+describe("placing many agents", () => {
+  it("reads each item a bounded number of times, not once per agent (it was quadratic)", () => {
+    const CALLS = 2000
+    const AGENTS = 200
+    let reads = 0
+    /** An item whose `type` counts how often it is read. */
+    const counted = (item: TranscriptItem): TranscriptItem =>
+      new Proxy(item, {
+        get: (target, key, receiver) => {
+          if (key === "type") reads++
+          return Reflect.get(target, key, receiver)
+        },
+      })
+    const items = Array.from({ length: CALLS }, (_, i) =>
+      counted({
+        type: "tool_call",
+        id: `u-${i}`,
+        call: { id: `t-${i}`, name: "Agent", input: {}, kind: "other", title: "Agent", status: "Completed" },
+      }),
+    )
+    const agents: StoredAgent[] = Array.from({ length: AGENTS }, (_, i) => ({
+      agentId: `a${i}`,
+      meta: { toolUseId: `t-${(i * 7919) % CALLS}` },
+      records: [],
+    }))
+    const placed = placeAgents(items, [], agents)
+    expect(placed.filter((i) => i.type === "task")).toHaveLength(AGENTS)
+    // Each task right after its call.
+    placed.forEach((item, at) => {
+      if (item.type === "task") expect(placed[at - 1]).toMatchObject({ call: { id: item.id } })
+    })
+    // Before: three searches of the items per agent (805,400 reads here).
+    expect(reads).toBeLessThan(10 * CALLS)
   })
 })

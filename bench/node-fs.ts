@@ -3,12 +3,11 @@
  * folders: plain file-system calls with no grant checks (the benchmark reads
  * its own corpus). Small reads (stat, ranges, lists) use the synchronous
  * calls, which cost a few microseconds each instead of a thread-pool round
- * trip; whole files stream in 1 MiB chunks.
+ * trip; whole files stream as the host's broker streams them (host/file-chunks.ts).
  */
 import {
   closeSync,
   constants,
-  createReadStream,
   fstatSync,
   openSync,
   readdirSync,
@@ -18,9 +17,10 @@ import {
   statSync,
 } from "node:fs"
 import { homedir, tmpdir } from "node:os"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer } from "effect"
 import { type DirEntry, type FileEnds, Fs, type FsShape } from "../sdk/plugin-api.ts"
 import { readEndsSync } from "../host/ends-reader.ts"
+import { fileChunks } from "../host/file-chunks.ts"
 import { endsBufferBytes } from "../sdk/file-ends.ts"
 
 const orNull = <A>(f: () => A): A | null => {
@@ -30,8 +30,6 @@ const orNull = <A>(f: () => A): A | null => {
     return null
   }
 }
-
-const STREAM_CHUNK = 1024 * 1024
 
 /** One file's ends into `buffer` with the host's synchronous reader, a link followed (no grants here). */
 const readEndsInto = (
@@ -85,17 +83,18 @@ export const nodeFs: FsShape = {
         visit(i, ends)
       }
     }),
-  stream: (path, start = 0) =>
+  stream: (path, start = 0, options) =>
     Effect.sync(() => {
-      const ok = orNull(() => statSync(path).isFile())
-      if (!ok) return null
-      return Stream.fromAsyncIterable(
-        createReadStream(path, { start: Math.max(0, Math.floor(start)), highWaterMark: STREAM_CHUNK }),
-        (error) => error,
-      ).pipe(
-        Stream.map((chunk) => chunk as Uint8Array),
-        Stream.catchCause(() => Stream.empty),
-      )
+      // Non-blocking: a FIFO is refused, never waited on.
+      const fd = orNull(() => openSync(path, constants.O_RDONLY | constants.O_NONBLOCK))
+      if (fd === null) return null
+      if (!orNull(() => fstatSync(fd).isFile())) {
+        closeSync(fd)
+        return null
+      }
+      // Read as the host's broker reads (host/file-chunks.ts): the benchmark measures what the plugin gets.
+      const close = () => Effect.sync(() => orNull(() => closeSync(fd)))
+      return fileChunks(fd, start, close, options?.lend === true)
     }),
   stat: (path) =>
     Effect.sync(() =>

@@ -228,6 +228,53 @@ describe("fs operations", () => {
     )
     expect(bytes).toBe(300_000)
   })
+
+  it("stream chunks are the caller's to keep, unless it asks for them lent: then one buffer", async () => {
+    const big = Array.from({ length: 40_000 }, (_, i) => `line ${i}`).join("\n")
+    const file = world.write(join(world.home, ".claude/lines.txt"), big)
+    // Kept: every chunk collected first, then read, is still the file (a reused buffer would repeat its last chunk).
+    const kept = await run(Stream.runCollect((await run(fs().stream(file)))!))
+    expect(new Set(kept.map((c) => c.buffer)).size).toBe(kept.length)
+    expect(Buffer.concat(kept).toString()).toBe(big)
+    // Lent: each chunk read as it comes is the file; all of them lie in one buffer.
+    const buffers = new Set<ArrayBufferLike>()
+    let text = ""
+    await run(
+      Stream.runForEach((await run(fs().stream(file, 0, { lend: true })))!, (chunk) =>
+        Effect.sync(() => {
+          buffers.add(chunk.buffer)
+          text += Buffer.from(chunk).toString()
+        }),
+      ),
+    )
+    expect(text).toBe(big)
+    expect(buffers.size).toBe(1)
+  })
+
+  it("a long stream lets the event loop turn at least every 4 MiB", async () => {
+    const file = world.write(join(world.home, ".claude/long.txt"), "x".repeat(32 * 1024 * 1024))
+    let turns = 0
+    let ticking = true
+    const tick = () => {
+      turns++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const seen: number[] = []
+    let bytes = 0
+    await run(
+      Stream.runForEach((await run(fs().stream(file, 0, { lend: true })))!, (chunk) =>
+        Effect.sync(() => {
+          seen.push(turns)
+          bytes += chunk.length
+        }),
+      ),
+    )
+    ticking = false
+    expect(bytes).toBe(32 * 1024 * 1024)
+    // Chunks of 256 KiB: the loop turned within every 16 of them.
+    for (let i = 16; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 16] as number)
+  })
 })
 
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)

@@ -19,19 +19,12 @@
  * files through the open folder (/proc/self/fd/N/name, an openat), so a swap
  * of the folder after its check changes nothing either.
  */
-import {
-  close as closeCallback,
-  constants,
-  createReadStream,
-  existsSync,
-  open as openCallback,
-  type Stats,
-} from "node:fs"
+import { close as closeCallback, constants, existsSync, open as openCallback, type Stats } from "node:fs"
 import { type FileHandle, lstat, open, readdir, readlink, realpath, stat } from "node:fs/promises"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts"
 import { readEndsSync } from "./ends-reader.ts"
+import { fileChunks } from "./file-chunks.ts"
 import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
 import { endsBufferBytes, endsIn, planEnds } from "../sdk/file-ends.ts"
 
@@ -51,8 +44,6 @@ type Access =
       readonly below: boolean
     }
   | { readonly ok: false }
-
-const STREAM_CHUNK = 64 * 1024
 
 /** Linux names every open descriptor's file in /proc/self/fd. */
 const FD_LINKS = existsSync("/proc/self/fd")
@@ -372,26 +363,14 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
           for (const folder of folders.values()) folder?.close()
         }
       }),
-    stream: (path, start = 0) =>
+    stream: (path, start = 0, options) =>
       Effect.promise(async () => {
         const opened = await openChecked(path, "file").catch(() => null)
         if (opened === null) return null
         const { handle } = opened
-        return NodeStream.fromReadable<Uint8Array, unknown>({
-          // The checked descriptor itself is read: the path is never opened again.
-          evaluate: () =>
-            createReadStream("", {
-              fd: handle,
-              autoClose: true,
-              start: Math.max(0, Math.floor(start)),
-              highWaterMark: STREAM_CHUNK,
-            }),
-          onError: (error) => error,
-        }).pipe(
-          // The file vanished or failed mid-read: the stream ends where it got to.
-          Stream.catchCause(() => Stream.empty),
-          Stream.ensuring(Effect.promise(() => handle.close().catch(() => {}))),
-        )
+        // The checked descriptor itself is read (file-chunks.ts): the path is never opened again.
+        const close = () => Effect.promise(() => handle.close().catch(() => {}))
+        return fileChunks(handle.fd, start, close, options?.lend === true)
       }),
     stat: (path) =>
       withOpen(path, "any", async ({ stats }) => ({

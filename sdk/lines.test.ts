@@ -17,6 +17,20 @@ describe("LineSplitter", () => {
     expect(out).toEqual([{ text: '{"a":1}' }, { text: '{"b":"x\ry"}' }, { text: '{"c":3}' }])
   })
 
+  it("owns what it keeps of a chunk: a Buffer reused by its producer changes no line", () => {
+    // Buffer's `slice` is a view: a splitter that kept `slice()`s read the next chunk's bytes back.
+    const s = new LineSplitter(1024)
+    const lent = Buffer.alloc(8)
+    const text = '{"a":"spans"}\n{"b":2}\n'
+    const out = []
+    for (let at = 0; at < text.length; at += 8) {
+      const n = lent.write(text.slice(at, at + 8))
+      out.push(...s.push(lent.subarray(0, n)))
+      lent.fill(0x7a)
+    }
+    expect(out).toEqual([{ text: '{"a":"spans"}' }, { text: '{"b":2}' }])
+  })
+
   it("a 700 MB line with no newline holds no more than the cap, then reads on after its newline", () => {
     const cap = 1024 * 1024
     const s = new LineSplitter(cap)

@@ -115,7 +115,7 @@ export class LineSplitter {
       return
     }
     // The chunk's buffer may be reused by its producer: keep a copy of what outlives this call.
-    this.parts.push(piece.slice())
+    this.parts.push(new Uint8Array(piece))
     this.size += piece.length
   }
 

@@ -124,13 +124,32 @@ export interface FileEnds {
   readonly birthtimeMs: number
 }
 
+/** How `FsShape.stream` may hand its chunks over. */
+export interface StreamOptions {
+  /**
+   * The caller is done with each chunk before it pulls the next (it decodes
+   * or copies what it keeps), so a host may read every chunk into the same
+   * buffer: no fresh memory per chunk for a 1 GB transcript. A host that
+   * cannot lend (the plugin process's byte lane) gives fresh chunks anyway.
+   */
+  readonly lend?: boolean
+}
+
 export interface FsShape {
   /** Whole file as UTF-8 text, or null. */
   readonly read: (path: string) => Effect.Effect<string | null>
   /** Bytes [start, end) of a file, or null. `end` past the size is clipped. */
   readonly readRange: (path: string, start: number, end: number) => Effect.Effect<Uint8Array | null>
-  /** The file as a byte stream in chunks, or null (for large transcripts). */
-  readonly stream: (path: string, start?: number) => Effect.Effect<Stream.Stream<Uint8Array> | null>
+  /**
+   * The file as a byte stream in chunks, or null (for large transcripts).
+   * Each chunk is the caller's to keep, unless it asks for them lent
+   * (`StreamOptions.lend`).
+   */
+  readonly stream: (
+    path: string,
+    start?: number,
+    options?: StreamOptions,
+  ) => Effect.Effect<Stream.Stream<Uint8Array> | null>
   readonly stat: (path: string) => Effect.Effect<FileStat | null>
   /**
    * Both ends of many files, one open each: `visit(index, ends)` once for

@@ -3,7 +3,7 @@
  * commands are plain maps, so a test sets up exactly the world it needs and
  * reads back what the plugin stored and emitted.
  */
-import { Effect, type Scope, Stream } from "effect"
+import { Cause, Effect, type Scope, Stream } from "effect"
 import {
   BrokerFailure,
   type DirEntry,
@@ -16,6 +16,30 @@ import {
 } from "../plugin-api.ts"
 import type { AgentEvent, AgentHost, AgentProvider } from "../protocol.ts"
 import { dirname, isWithin, normalize } from "../paths.ts"
+
+const STREAM_CHUNK = 64 * 1024
+
+/**
+ * Chunks lent as a lending host lends them (`StreamOptions.lend`): each one
+ * in the same buffer, overwritten by the next pull, so a reader that keeps a
+ * view of a chunk past its pull reads the wrong bytes in every test.
+ */
+const lentChunks = (chunks: ReadonlyArray<Uint8Array>): Stream.Stream<Uint8Array> =>
+  Stream.fromPull(
+    Effect.sync(() => {
+      const buffer = new Uint8Array(STREAM_CHUNK)
+      let next = 0
+      return Effect.suspend(() => {
+        const chunk = chunks[next++]
+        if (chunk === undefined) {
+          buffer.fill(0)
+          return Cause.done()
+        }
+        buffer.set(chunk)
+        return Effect.succeed([buffer.subarray(0, chunk.length)] as const)
+      })
+    }),
+  )
 
 export type FakeSpawn = (
   args: ReadonlyArray<string>,
@@ -128,14 +152,15 @@ export const makeMemoryBroker = (options: MemoryBrokerOptions = {}): MemoryBroke
           const text = files.get(resolve(path))
           return text === undefined ? null : encoder.encode(text).slice(start, end)
         }),
-      stream: (path, start = 0) =>
+      stream: (path, start = 0, streamOptions) =>
         Effect.sync(() => {
           const text = files.get(resolve(path))
           if (text === undefined) return null
           const bytes = encoder.encode(text).slice(start)
           const chunks: Uint8Array[] = []
-          for (let at = 0; at < bytes.length; at += 64 * 1024) chunks.push(bytes.slice(at, at + 64 * 1024))
-          return Stream.fromIterable(chunks)
+          for (let at = 0; at < bytes.length; at += STREAM_CHUNK)
+            chunks.push(bytes.slice(at, at + STREAM_CHUNK))
+          return streamOptions?.lend === true ? lentChunks(chunks) : Stream.fromIterable(chunks)
         }),
       stat: (path) =>
         Effect.sync(() => {
