@@ -52,22 +52,57 @@ const decodeLineBytes = (bytes: Uint8Array): Line => {
 }
 
 /**
+ * What cuts a line too long to hold whole, as it streams (the plugin's
+ * long-line.ts): fed the line's bytes in order, it holds `heldBytes` and
+ * gives the cut line at `finish`. sdk/ knows only this shape.
+ */
+export interface LineCutter {
+  push(bytes: Uint8Array): void
+  readonly heldBytes: number
+  finish(): Uint8Array
+}
+
+/** From `fromBytes` on, a line goes through a fresh `cutter()` instead of being held whole. */
+export interface LineCutting {
+  readonly fromBytes: number
+  readonly cutter: () => LineCutter
+}
+
+/**
  * Splits a byte stream into `Line`s, chunk by chunk: `push` each chunk, then
  * `end` once for a last line with no newline. Holds at most `maxLineBytes`
- * of a line at any time.
+ * of a line at any time. With `cutting` (below the cap), a line past its
+ * size is cut as it arrives; if even the cut line passes the cap it is
+ * skipped after all.
  */
 export class LineSplitter {
   private parts: Uint8Array[] = []
   private size = 0
+  /** The line past `cutting.fromBytes`, being cut as it arrives. */
+  private long: LineCutter | undefined = undefined
+  /** Bytes of the line as it came (a cut one counts what was cut away too). */
+  private lineBytes = 0
   /** Bytes of the line being skipped (over the cap), or -1 when not skipping. */
   private skipped = -1
   private head: Uint8Array = new Uint8Array(0)
+  private most = 0
+  private readonly cutFrom: number
 
-  constructor(private readonly maxLineBytes: number) {}
+  constructor(
+    private readonly maxLineBytes: number,
+    private readonly cutting?: LineCutting,
+  ) {
+    this.cutFrom = cutting !== undefined && cutting.fromBytes < maxLineBytes ? cutting.fromBytes : Infinity
+  }
 
   /** Bytes of the current line held now (at most the cap). */
   get heldBytes(): number {
-    return this.size + this.head.length
+    return this.size + this.head.length + (this.long?.heldBytes ?? 0)
+  }
+
+  /** The most bytes of one line this splitter ever held at once (a test's bound on memory). */
+  get mostHeldBytes(): number {
+    return this.most
   }
 
   push(chunk: Uint8Array): Line[] {
@@ -76,8 +111,8 @@ export class LineSplitter {
     while (at < chunk.length) {
       const nl = chunk.indexOf(LF, at)
       const end = nl === -1 ? chunk.length : nl
-      if (nl !== -1 && this.size === 0 && this.skipped === -1 && end - at <= this.maxLineBytes) {
-        // The common case, a whole line inside one chunk: decoded in place, never copied.
+      if (nl !== -1 && this.idle() && end - at <= Math.min(this.maxLineBytes, this.cutFrom)) {
+        // The common case, a whole short line inside one chunk: decoded in place, never copied.
         out.push(decodeLineBytes(withoutCr(chunk.subarray(at, end))))
         at = nl + 1
         continue
@@ -91,7 +126,11 @@ export class LineSplitter {
   }
 
   end(): Line[] {
-    return this.size === 0 && this.skipped === -1 ? [] : [this.finish()]
+    return this.idle() ? [] : [this.finish()]
+  }
+
+  private idle(): boolean {
+    return this.size === 0 && this.long === undefined && this.skipped === -1
   }
 
   private take(piece: Uint8Array): void {
@@ -100,23 +139,53 @@ export class LineSplitter {
       this.skipped += piece.length
       return
     }
-    if (this.size + piece.length > this.maxLineBytes) {
-      this.head = this.joined().subarray(0, TOO_LONG_HEAD_BYTES)
-      if (this.head.length < TOO_LONG_HEAD_BYTES) {
-        const more = piece.subarray(0, TOO_LONG_HEAD_BYTES - this.head.length)
-        const head = new Uint8Array(this.head.length + more.length)
-        head.set(this.head)
-        head.set(more, this.head.length)
-        this.head = head
-      }
-      this.skipped = this.size + piece.length
-      this.parts = []
-      this.size = 0
+    this.lineBytes += piece.length
+    if (this.long !== undefined) {
+      this.long.push(piece)
+      this.held(this.long.heldBytes, piece)
       return
     }
-    // The chunk's buffer may be reused by its producer: keep a copy of what outlives this call.
+    const total = this.size + piece.length
+    if (total > this.cutFrom && this.cutting !== undefined) {
+      // From here on the line is cut as it arrives: what was held goes through the cutter first.
+      const cutter = this.cutting.cutter()
+      for (const part of this.parts) cutter.push(part)
+      cutter.push(piece)
+      this.long = cutter
+      this.parts = []
+      this.size = 0
+      this.held(cutter.heldBytes, piece)
+      return
+    }
+    if (total > this.maxLineBytes) {
+      this.skip(this.joined(), piece)
+      return
+    }
+    // The chunk's buffer may be reused by its producer: keep a copy of what outlives this call
+    // (a copy: a Buffer's `slice` is a view).
     this.parts.push(new Uint8Array(piece))
     this.size += piece.length
+    this.most = Math.max(this.most, this.size)
+  }
+
+  /** The cut line holds `bytes` now: past the cap, the line is skipped after all. */
+  private held(bytes: number, piece: Uint8Array): void {
+    this.most = Math.max(this.most, bytes)
+    if (bytes <= this.maxLineBytes) return
+    const cut = (this.long as LineCutter).finish()
+    this.long = undefined
+    this.skip(cut, piece, this.lineBytes - piece.length)
+  }
+
+  /** Stop holding the line: keep its first bytes to show, count the rest. */
+  private skip(before: Uint8Array, piece: Uint8Array, beforeBytes = before.length): void {
+    const head = new Uint8Array(Math.min(TOO_LONG_HEAD_BYTES, before.length + piece.length))
+    head.set(before.subarray(0, head.length))
+    if (before.length < head.length) head.set(piece.subarray(0, head.length - before.length), before.length)
+    this.head = head
+    this.skipped = beforeBytes + piece.length
+    this.parts = []
+    this.size = 0
   }
 
   private joined(): Uint8Array {
@@ -131,6 +200,7 @@ export class LineSplitter {
   }
 
   private finish(): Line {
+    this.lineBytes = 0
     if (this.skipped !== -1) {
       const line: Line = {
         text: lenient.decode(this.head),
@@ -139,6 +209,11 @@ export class LineSplitter {
       this.skipped = -1
       this.head = new Uint8Array(0)
       return line
+    }
+    if (this.long !== undefined) {
+      const cut = this.long.finish()
+      this.long = undefined
+      return decodeLineBytes(withoutCr(cut))
     }
     const bytes = this.joined()
     this.parts = []

@@ -7,25 +7,17 @@
  * answer no serializer can carry fails only its own call.
  */
 import { readFileSync } from "node:fs"
-import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type Host, startHost } from "../host.ts"
+import type { Host } from "../host.ts"
+import { startStreamHost } from "./stream-host.ts"
 import { makeTempWorld, type TempWorld } from "../testing.ts"
-
-const streamDir = join(import.meta.dirname, "../fixtures/stream-plugin")
 
 let world: TempWorld
 let host: Host | undefined
 
 beforeEach(async () => {
   world = makeTempWorld("cvg-answers-")
-  host = await startHost({
-    pluginDir: streamDir,
-    home: world.home,
-    dataDir: world.hostData,
-    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
-    killGraceMs: 500,
-  })
+  host = await startStreamHost(world)
 })
 afterEach(async () => {
   await host?.close()

@@ -11,10 +11,10 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { STREAM_WINDOW } from "../../sdk/channel.ts"
-import { type Host, startHost } from "../host.ts"
+import type { Host } from "../host.ts"
+import { startStreamHost } from "./stream-host.ts"
 import { makeTempWorld, pidAlive, type TempWorld } from "../testing.ts"
 
-const streamDir = join(import.meta.dirname, "../fixtures/stream-plugin")
 const SIZE = 48 * 1024 * 1024
 
 let world: TempWorld
@@ -35,13 +35,7 @@ beforeEach(async () => {
   world.write(file, "")
   await import("node:fs/promises").then((fs) => fs.writeFile(file, bytes))
   want = `${SIZE}:${fnv1a(bytes)}`
-  host = await startHost({
-    pluginDir: streamDir,
-    home: world.home,
-    dataDir: world.hostData,
-    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
-    killGraceMs: 500,
-  })
+  host = await startStreamHost(world)
 })
 afterEach(async () => {
   await host?.close()
