@@ -12,6 +12,9 @@
  *   `too_long` problem (memory holds at most one line of the cap);
  * - each line is decoded as strict UTF-8; one that is not arrives decoded
  *   with U+FFFD in place of the bad bytes and an `invalid_utf8` problem.
+ * A caller may also give `LineSplitter` a cutter (`LineCutting`): from its
+ * size on, a line is cut as it streams instead of held whole (the plugin's
+ * live reader, live-lines.ts, gives it long-line.ts).
  * `lines` (Effect's own splitter) remains for output the caller trusts.
  */
 import { Stream } from "effect"
