@@ -11,6 +11,8 @@ import { text, toolUse } from "../testkit/model-server.ts"
 import {
   closeWorldsAfterEach,
   createSession,
+  eventually,
+  processesOf,
   promptAndWait,
   startWorld,
   strayClaudes,
@@ -26,7 +28,8 @@ describe("the plugin process under a live session", () => {
     world = await startWorld({
       main: [
         [text("First answer.")],
-        [toolUse("Bash", { command: "sleep 30", description: "Sleep" })],
+        // Not a leading `sleep`: CLI 2.1.332 may refuse one at once (a gated rule; NOTES).
+        [toolUse("Bash", { command: "echo started && sleep 30", description: "Sleep" })],
         (req) => {
           resumedWith = req.messages.map((m) => JSON.stringify(m.content))
           return [text("resumed")]
@@ -38,6 +41,10 @@ describe("the plugin process under a live session", () => {
     await promptAndWait(w, session_id, "Remember the word HERON")
     const run = await w.host.call(w.agentId, "prompt", { sessionId: session_id, text: "sleep now" })
     await w.waitFor(session_id, "ToolCallStarted", (e) => e.call.name === "Bash")
+    // Killed while the command runs, so the turn cannot have ended first.
+    expect(await eventually(() => processesOf(w).some((p) => p.cmdline.includes("sleep 30")), 20_000)).toBe(
+      true,
+    )
     const session = w.host.processes().find((p) => p.command === "claude" && p.args.includes(session_id))
     expect(session).toBeDefined()
     const plugin = w.host.pluginProcess()!

@@ -252,7 +252,10 @@ describe("live sessions against the real CLI", () => {
 
   it("cancels a long Bash: the run ends Cancelled within 10 s and the session goes on", async () => {
     world = await startWorld({
-      main: [[toolUse("Bash", { command: "sleep 30", description: "Sleep" })], [text("after cancel")]],
+      main: [
+        [toolUse("Bash", { command: "echo started && sleep 30", description: "Sleep" })],
+        [text("after cancel")],
+      ],
     })
     const w = world
     const { session_id } = await createSession(w)
@@ -304,7 +307,7 @@ describe("live sessions against the real CLI", () => {
     world = await startWorld({
       main: [
         [text("First answer.")],
-        [toolUse("Bash", { command: "sleep 30", description: "Sleep" })],
+        [toolUse("Bash", { command: "echo started && sleep 30", description: "Sleep" })],
         (req) => {
           resumedWith = req.messages.map((m) => JSON.stringify(m.content))
           return [text("resumed")]

@@ -195,7 +195,10 @@ describe("subagents as tasks against the real CLI", () => {
       subagents: [
         {
           match: "SUB-SLEEP",
-          turns: [[toolUse("Bash", { command: "sleep 20", description: "Sleep long" })], [text("woke up")]],
+          turns: [
+            [toolUse("Bash", { command: "echo started && sleep 20", description: "Sleep long" })],
+            [text("woke up")],
+          ],
         },
       ],
     })
