@@ -30,7 +30,18 @@ interface Pass {
   readonly env: Readonly<Record<string, string>>
 }
 
+interface Assertion {
+  readonly fullName?: string
+  readonly status?: string
+  readonly failureMessages?: ReadonlyArray<string>
+}
+
 interface Report {
+  readonly testResults?: ReadonlyArray<{
+    readonly name?: string
+    readonly message?: string
+    readonly assertionResults?: ReadonlyArray<Assertion>
+  }>
   readonly numPassedTests: number
   readonly numFailedTests: number
   readonly numPendingTests: number
@@ -69,6 +80,18 @@ const passes = (quick: boolean): Pass[] => {
   ]
 }
 
+/** One line a failed test (file, name, the message's first line), or a file that failed to run. */
+const failures = (report: Report | undefined): string[] =>
+  (report?.testResults ?? []).flatMap((file) => {
+    const where = (file.name ?? "?").replace(`${root}/`, "")
+    const failed = (file.assertionResults ?? []).filter((a) => a.status === "failed")
+    if (failed.length === 0) return file.message ? [`${where}: ${firstLine(file.message)}`] : []
+    return failed.map((a) => `${where} > ${a.fullName ?? "?"}: ${firstLine(a.failureMessages?.[0] ?? "")}`)
+  })
+
+const firstLine = (text: string): string =>
+  (text.split("\n").find((l) => l.trim() !== "") ?? "").trim().slice(0, 240)
+
 const main = () => {
   const quick = process.argv.includes("--quick")
   mkdirSync(join(root, ".tmp"), { recursive: true })
@@ -92,7 +115,7 @@ const main = () => {
     }
     results.push({ pass, report, seconds: Math.round((Date.now() - started) / 1000) })
   }
-  const sum = (key: keyof Omit<Report, "success">) =>
+  const sum = (key: keyof Omit<Report, "success" | "testResults">) =>
     results.reduce((total, r) => total + (r.report?.[key] ?? 0), 0)
   const summary = {
     numPassedTests: sum("numPassedTests"),
@@ -100,7 +123,12 @@ const main = () => {
     numPendingTests: sum("numPendingTests"),
     numTodoTests: sum("numTodoTests"),
     numTotalTests: sum("numTotalTests"),
-    passes: results.map((r) => ({ name: r.pass.name, seconds: r.seconds, ...r.report })),
+    passes: results.map((r) => ({
+      name: r.pass.name,
+      seconds: r.seconds,
+      ...r.report,
+      testResults: undefined,
+    })),
   }
   writeFileSync(join(root, ".tmp", "vitest-report.json"), `${JSON.stringify(summary, null, 2)}\n`)
   console.log("\n=== passes")
@@ -108,6 +136,9 @@ const main = () => {
     console.log(
       `  ${r.pass.name.padEnd(40)} ${r.report ? `${r.report.numPassedTests} passed, ${r.report.numFailedTests} failed` : "no report"}  ${r.seconds} s`,
     )
+  // CI keeps only the tail of what ran, so the failures are named again here, last.
+  for (const r of results)
+    for (const line of failures(r.report)) console.log(`  ✗ [pass ${results.indexOf(r) + 1}] ${line}`)
   const ok = results.every((r) => r.report?.success === true && r.report.numTotalTests > 0)
   process.exitCode = ok ? 0 : 1
 }
