@@ -33,6 +33,12 @@ case "$1" in
     setsid sleep 1000 &
     echo "child $!"
     wait ;;
+  escape-late)
+    # Untagged and out of the group when the shell dies, tagged again a moment later:
+    # what a process mid-exec looks like to a sweep (its environment unreadable for a moment).
+    env -u CVG_BROKER_TAG CVG_LATE_TAG="$CVG_BROKER_TAG" setsid sh -c 'sleep 0.1; exec env CVG_BROKER_TAG="$CVG_LATE_TAG" sleep 1000' &
+    echo "child $!"
+    wait ;;
 esac
 `
 
@@ -330,10 +336,10 @@ describe("what a granted command may be asked", () => {
 
 describe("descendants in other process groups", () => {
   /** Start `claude escape`: its child runs `setsid sleep`, in a session and group of its own. */
-  const startEscape = (scope: Scope.Scope) =>
+  const startEscape = (scope: Scope.Scope, how = "escape") =>
     Effect.runPromise(
       Effect.gen(function* () {
-        const handle = yield* proc().spawn("claude", ["escape"])
+        const handle = yield* proc().spawn("claude", [how])
         const line = yield* yield* lineReader(handle)
         return { pid: handle.pid!, escaped: Number(line.split(" ")[1]) }
       }).pipe(Scope.provide(scope)),
@@ -361,6 +367,16 @@ describe("descendants in other process groups", () => {
     process.kill(pid, "SIGKILL")
     expect(await waitFor(() => broker.processes.live().length === 0, 2_000)).toBe(true)
     expect(await waitFor(() => !pidAlive(escaped), 10_000)).toBe(true)
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  })
+
+  it("a descendant the first sweep cannot see (mid-exec, its tag unreadable) is ended by a later sweep", async () => {
+    const scope = await Effect.runPromise(Scope.make())
+    const { pid, escaped } = await startEscape(scope, "escape-late")
+    await waitFor(() => pidAlive(escaped), 1_000)
+    process.kill(pid, "SIGKILL")
+    expect(await waitFor(() => broker.processes.live().length === 0, 2_000)).toBe(true)
+    expect(await waitFor(() => !pidAlive(escaped), 6_000)).toBe(true)
     await Effect.runPromise(Scope.close(scope, Exit.void))
   })
 })

@@ -128,7 +128,12 @@ const procGroupMembers = (pgid: number): Array<{ pid: number; state: string }> |
   return members
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+const sleep = (ms: number, options?: { readonly unref: boolean }) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    // A look that keeps no process alive.
+    if (options?.unref) timer.unref()
+  })
 
 const within = <A>(promise: Promise<A>, ms: number): Promise<boolean> =>
   Promise.race([promise.then(() => true), sleep(ms).then(() => false)])
@@ -217,8 +222,27 @@ const signalAll = (pids: ReadonlyArray<number>, signal: NodeJS.Signals) => {
   }
 }
 
-/** End what a child left behind: SIGTERM, SIGKILL after the grace, each wait bounded. */
+/**
+ * When the sweep looks again after the first, in the background: a process
+ * caught mid-exec has no readable environment for a moment, so the one look
+ * at the child's end can miss it, and once its parent is gone nothing else
+ * leads to it.
+ */
+const LOOK_AGAIN_MS = [50, 150, 300, 500, 1_000]
+
+/** End what a child left behind now, then look again a few times shortly after. */
 const endLeftovers = async (child: Child, grace: number): Promise<void> => {
+  await sweepLeftovers(child, grace)
+  void (async () => {
+    for (const ms of LOOK_AGAIN_MS) {
+      await sleep(ms, { unref: true })
+      await sweepLeftovers(child, grace)
+    }
+  })()
+}
+
+/** End what a child left behind: SIGTERM, SIGKILL after the grace, each wait bounded. */
+const sweepLeftovers = async (child: Child, grace: number): Promise<void> => {
   let left = leftoversOf(child)
   if (left.length === 0) return
   signalAll(left, "SIGTERM")
