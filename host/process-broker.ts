@@ -179,26 +179,52 @@ const procTable = (): ProcEntry[] => {
   return out
 }
 
-/** Does `pid`'s environment carry `TAG=tag`? */
-const carries = (pid: number, needle: Buffer): boolean => {
+/**
+ * Does `pid`'s environment carry `TAG=tag`? "unsure" when it reads empty: a
+ * process in the middle of an exec has no environment for a moment (every
+ * other process this host starts has one), so it is asked again shortly.
+ */
+const carries = (pid: number, needle: Buffer): boolean | "unsure" => {
   try {
     const environ = readFileSync(`/proc/${pid}/environ`)
+    if (environ.length === 0) return "unsure"
     return environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) >= 0
   } catch {
     return false
   }
 }
 
+/** How often, and how far apart, a sweep asks again about a process that read empty. */
+const UNSURE_TRIES = 3
+const UNSURE_WAIT_MS = 5
+
 /**
  * Every live process that is `child`'s: it carries the child's tag, or it
  * descends from the child or from one that does. Zombies are left out (they
- * are gone already, waiting only to be reaped).
+ * are gone already, waiting only to be reaped); so are init and kernel
+ * threads (never ours, and their environment reads empty).
  */
-const leftoversOf = (child: Child): number[] => {
+const leftoversOf = async (child: Child): Promise<number[]> => {
   const table = procTable()
   const needle = Buffer.from(`${TAG}=${child.tag}\0`)
   const ours = new Set<number>()
-  for (const p of table) if (p.pid !== process.pid && carries(p.pid, needle)) ours.add(p.pid)
+  let unsure: number[] = []
+  for (const p of table) {
+    if (p.pid === process.pid || p.state === "Z" || p.pid <= 2 || p.ppid === 2) continue
+    const answer = carries(p.pid, needle)
+    if (answer === "unsure") unsure.push(p.pid)
+    else if (answer) ours.add(p.pid)
+  }
+  for (let tries = 0; unsure.length > 0 && tries < UNSURE_TRIES; tries++) {
+    await sleep(UNSURE_WAIT_MS)
+    const again: number[] = []
+    for (const pid of unsure) {
+      const answer = carries(pid, needle)
+      if (answer === "unsure") again.push(pid)
+      else if (answer) ours.add(pid)
+    }
+    unsure = again
+  }
   if (!child.exit) ours.add(child.pid)
   // Below any of ours in the tree, whatever its environment.
   let grew = true
@@ -243,18 +269,18 @@ const endLeftovers = async (child: Child, grace: number): Promise<void> => {
 
 /** End what a child left behind: SIGTERM, SIGKILL after the grace, each wait bounded. */
 const sweepLeftovers = async (child: Child, grace: number): Promise<void> => {
-  let left = leftoversOf(child)
+  let left = await leftoversOf(child)
   if (left.length === 0) return
   signalAll(left, "SIGTERM")
   const until = Date.now() + grace
   while (left.length > 0 && Date.now() < until) {
     await sleep(25)
-    left = leftoversOf(child)
+    left = await leftoversOf(child)
   }
   if (left.length === 0) return
   signalAll(left, "SIGKILL")
   const killedBy = Date.now() + 1_000
-  while (leftoversOf(child).length > 0 && Date.now() < killedBy) await sleep(25)
+  while ((await leftoversOf(child)).length > 0 && Date.now() < killedBy) await sleep(25)
 }
 
 // The last resort: if the host process itself exits, no child of ours stays.
