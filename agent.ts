@@ -81,6 +81,7 @@ const argsFor = (
  */
 const tracedEmit = (
   sessionId: string,
+  cwd: string,
   options: () => SessionOptions,
   catalog: TraceSessionParams["catalog"],
   emit: (event: AgentEvent) => Effect.Effect<void>,
@@ -88,7 +89,7 @@ const tracedEmit = (
 ) => {
   let cliVersion = detected
   return Effect.map(
-    traceSession({ sessionId, options, catalog, cliVersion: () => cliVersion, emit }),
+    traceSession({ sessionId, cwd, options, catalog, cliVersion: () => cliVersion, emit }),
     (traced) => ({
       emit: traced,
       sawVersion: (version: string | null | undefined) => {
@@ -237,6 +238,7 @@ export const makeClaudeAgent = (
       // The options as they stand (a live change included), read from the open session.
       const trace = yield* tracedEmit(
         hostId,
+        params.cwd,
         () => sessions.get(hostId)?.options ?? params.options,
         models,
         emit,

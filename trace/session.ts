@@ -13,6 +13,8 @@ import { makeTracker } from "./tracker.ts"
 export interface TraceSessionParams {
   /** The host's session id: the storage key, so a resumed session keeps its fingerprints. */
   readonly sessionId: string
+  /** The session's folder (its repository is watched from the first run on). */
+  readonly cwd: string
   readonly options: () => SessionOptions
   readonly catalog: () => ReadonlyArray<ModelEntry>
   readonly cliVersion: () => string | undefined
@@ -32,6 +34,7 @@ export const traceSession = (
     const knobs = traceKnobs(yield* env.all)
     const tracker = yield* makeTracker({
       sessionId: params.sessionId,
+      cwd: params.cwd,
       enabled: () => traceEnabled(params.options(), knobs),
       model: () => launchedModel(params.options(), params.catalog()),
       toolVersion: params.cliVersion,

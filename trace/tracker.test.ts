@@ -84,6 +84,21 @@ const noteOf = (repo: string, rev = "HEAD"): TraceRecord[] => {
 const linesOf = (repo: string, path: string) => git(repo, "show", `HEAD:${path}`).split("\n")
 
 describe("the Agent Trace tracker", () => {
+  it("notes a commit made before the tracker caught up with the edit, in the session's own repository", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    const tracker = await start({ cwd: repo })
+    await feed(tracker, runStarted)
+    // The session has gone on while the tracker was behind: the agent wrote, then its command committed.
+    const wrote = agentWrites(repo, "src/fast.ts", "export const fast = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fast")
+    await feed(tracker, wrote, finished("Bash", { command: "git add -A && git commit -m fast" }, "ok"))
+    const [record] = noteOf(repo)
+    expect(record?.vcs?.revision).toBe(git(repo, "rev-parse", "HEAD"))
+    expect(record?.files.map((f) => f.path)).toEqual(["src/fast.ts"])
+  })
+
   it("attributes the agents' lines of a commit a command made, per agent, and leaves the person's out", async () => {
     world = makeGitWorld()
     const repo = world.repo("repo")

@@ -8,9 +8,10 @@
  * Rules:
  * - feeding never blocks or fails the session: events go into a queue that one
  *   fiber in the session's scope works through, in order;
- * - HEAD is read again at every run's start and after every tool call that
- *   could commit, so a commit the person made between turns is not taken for
- *   the agent's, while a commit made by any tool (Bash, an MCP tool) is;
+ * - HEAD is read again at every run's start (in the session's own repository
+ *   too, before any edit there) and after every tool call that could commit,
+ *   so a commit the person made between turns is not taken for the agent's,
+ *   while a commit made by any tool (Bash, an MCP tool) is;
  * - fingerprints and agents live in plugin storage under `trace:<host session id>`,
  *   so a restarted or resumed session still knows them;
  * - a record that fails the schema, or a git call that fails, is one warning
@@ -42,6 +43,14 @@ export interface PushSettings {
 
 export interface TrackerSetup {
   readonly sessionId: string
+  /**
+   * The session's folder. Its repository's HEAD is read at every run's start,
+   * before any edit there is seen: the tracker works behind the session, so
+   * HEAD first read at the agent's first edit may already hold the agent's
+   * next commit (a fast model, a Write then a commit), which would then go
+   * unnoted. Other repositories are watched from their first edit on.
+   */
+  readonly cwd?: string
   /** The composer option and the launch knob, read at each event. */
   readonly enabled: () => boolean
   /** The main agent's model id (`claude-opus-5-5`). */
@@ -100,7 +109,10 @@ export const makeTracker = (setup: TrackerSetup) =>
     }
 
     const refreshHeads = Effect.gen(function* () {
-      for (const root of Object.keys(prints)) heads.set(root, yield* headOf(git, root))
+      const roots = new Set(Object.keys(prints))
+      const own = setup.cwd === undefined ? undefined : yield* repositoryFor(setup.cwd)
+      if (own !== undefined) roots.add(own.root)
+      for (const root of roots) heads.set(root, yield* headOf(git, root))
     })
 
     const onEdit = (event: AgentEvent, call: ToolCall) =>
