@@ -80,8 +80,7 @@ const argsFor = (
  * none) the one `claude --version` printed.
  */
 const tracedEmit = (
-  sessionId: string,
-  cwd: string,
+  { hostId: sessionId, cwd }: { readonly hostId: string; readonly cwd: string },
   options: () => SessionOptions,
   catalog: TraceSessionParams["catalog"],
   emit: (event: AgentEvent) => Effect.Effect<void>,
@@ -237,8 +236,7 @@ export const makeClaudeAgent = (
       const hostId = params.hostId
       // The options as they stand (a live change included), read from the open session.
       const trace = yield* tracedEmit(
-        hostId,
-        params.cwd,
+        params,
         () => sessions.get(hostId)?.options ?? params.options,
         models,
         emit,

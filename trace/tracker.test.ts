@@ -5,6 +5,8 @@
  * tracker (a resumed session), pushes carry the notes only when they should,
  * and a record that breaks the schema is a warning, not a note.
  */
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/git-fixture.ts"
@@ -84,6 +86,26 @@ const noteOf = (repo: string, rev = "HEAD"): TraceRecord[] => {
 const linesOf = (repo: string, path: string) => git(repo, "show", `HEAD:${path}`).split("\n")
 
 describe("the Agent Trace tracker", () => {
+  it("a session folder that becomes a repository during the session is still watched", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    const folder = join(repo, "..", "later")
+    mkdirSync(folder)
+    const tracker = await start({ cwd: folder })
+    await feed(tracker, runStarted)
+    // The agent makes it a repository, then writes and commits in the same run.
+    git(folder, "init", "-q", "-b", "main")
+    git(folder, "config", "user.name", "Test Person")
+    git(folder, "config", "user.email", "person@example.invalid")
+    git(folder, "commit", "-q", "--allow-empty", "-m", "start")
+    await feed(tracker, finished("Bash", { command: "git init" }, "ok"))
+    await feed(tracker, agentWrites(folder, "made.ts", "export const made = 1\n"))
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", "made")
+    await feed(tracker, finished("Bash", { command: "git add -A && git commit -m made" }, "ok"))
+    expect(noteOf(folder)[0]?.files.map((f) => f.path)).toEqual(["made.ts"])
+  })
+
   it("notes a commit made before the tracker caught up with the edit, in the session's own repository", async () => {
     world = makeGitWorld()
     const repo = world.repo("repo")

@@ -76,6 +76,29 @@ const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "
 
 type Item = { readonly event: AgentEvent } | { readonly settled: Deferred.Deferred<void> }
 
+/** Folder → its repository, each asked of git once (the session's own folder until it is one). */
+const repositoryLookup = (git: Git) => {
+  const repos = new Map<string, { root: string; prefix: string } | null>()
+  const repositoryFor = (dir: string) =>
+    Effect.gen(function* () {
+      const known = repos.get(dir)
+      if (known !== undefined) return known ?? undefined
+      const found = yield* repositoryOf(git, dir)
+      repos.set(dir, found ?? null)
+      return found
+    })
+  /** Not remembered while there is none: the agent may `git init` it. */
+  const ownRepository = (cwd: string) =>
+    Effect.gen(function* () {
+      const known = repos.get(cwd)
+      if (known) return known
+      const found = yield* repositoryOf(git, cwd)
+      if (found !== undefined) repos.set(cwd, found)
+      return found
+    })
+  return { repositoryFor, ownRepository }
+}
+
 export const makeTracker = (setup: TrackerSetup) =>
   Effect.gen(function* () {
     const git = setup.git ?? (yield* brokerGit)
@@ -88,20 +111,10 @@ export const makeTracker = (setup: TrackerSetup) =>
     const tasks = new Map<string, { name: string; model?: string }>()
     /** Repository root → the HEAD last seen there. */
     const heads = new Map<string, string | undefined>()
-    /** Folder → its repository (null: none). */
-    const repos = new Map<string, { root: string; prefix: string } | null>()
     const queue = yield* Queue.unbounded<Item>()
+    const { repositoryFor, ownRepository } = repositoryLookup(git)
 
     const save = storage.set(traceKey(setup.sessionId), { prints, agents })
-
-    const repositoryFor = (dir: string) =>
-      Effect.gen(function* () {
-        const known = repos.get(dir)
-        if (known !== undefined) return known ?? undefined
-        const found = yield* repositoryOf(git, dir)
-        repos.set(dir, found ?? null)
-        return found
-      })
 
     const agentOf = (event: AgentEvent, call: ToolCall): string => {
       const taskId = call.task_id ?? event.task_id
@@ -110,7 +123,7 @@ export const makeTracker = (setup: TrackerSetup) =>
 
     const refreshHeads = Effect.gen(function* () {
       const roots = new Set(Object.keys(prints))
-      const own = setup.cwd === undefined ? undefined : yield* repositoryFor(setup.cwd)
+      const own = setup.cwd === undefined ? undefined : yield* ownRepository(setup.cwd)
       if (own !== undefined) roots.add(own.root)
       for (const root of roots) heads.set(root, yield* headOf(git, root))
     })
