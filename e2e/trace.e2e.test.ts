@@ -12,13 +12,20 @@
  */
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, onTestFailed } from "vitest"
 import { git } from "../host/git-fixture.ts"
 import { traceCommand } from "../host/trace-report.ts"
 import { text, toolUse } from "../testkit/model-server.ts"
 import { contentHash } from "../trace/attribute.ts"
 import { checkRecord, type TraceRecord } from "../trace/schema.ts"
-import { cliUnderTest, closeWorldsAfterEach, createSession, type World, startWorld } from "./harness.ts"
+import {
+  cliUnderTest,
+  closeWorldsAfterEach,
+  createSession,
+  ofType,
+  type World,
+  startWorld,
+} from "./harness.ts"
 
 let world: World | undefined
 closeWorldsAfterEach()
@@ -65,6 +72,19 @@ const expectHashesMatch = (repo: string, record: TraceRecord) => {
 
 const commitCall = (message: string) =>
   toolUse("Bash", { command: `git add -A && git commit -q -m '${message}'`, description: "Commit" })
+
+/** On a failure, what the tracker did: its git calls, its log lines and the session's notices. */
+const explainOnFailure = (w: World, sessionId: () => string) =>
+  onTestFailed(() => {
+    const lines = w.host.logger.entries
+      .filter((e) => /trace|git/.test(`${e.message} ${JSON.stringify(e.data ?? "")}`))
+      .map(
+        (e) =>
+          `${new Date(e.at).toISOString()} ${e.level} ${e.source} ${e.message} ${JSON.stringify(e.data ?? "")}`,
+      )
+    const notices = ofType(w.events(sessionId()), "Notice").map((n) => `${n.level}: ${n.text}`)
+    console.error(["the tracker's log:", ...lines, "notices:", ...notices].join("\n"))
+  })
 
 /** Prompt, allow every Bash approval of the run, and wait for its end. */
 const promptAllowing = async (w: World, sessionId: string, prompt: string) => {
@@ -143,6 +163,7 @@ describe("Agent Trace against the real CLI", () => {
 
     const options = { approval_mode: "accept_edits" }
     const { session_id } = await createSession(w, { options })
+    explainOnFailure(w, () => session_id)
     const first = await w.host.call(w.agentId, "prompt", { sessionId: session_id, text: "write the files" })
     const ended = await w.waitFor(session_id, "RunEnded", (e) => e.run_id === first.run_id, 90_000)
     expect(ended.outcome).toBe("Completed")
@@ -255,6 +276,7 @@ describe("Agent Trace notes pushed with the agent's push", () => {
     git(other, "push", "-q", "origin", "refs/notes/agent-trace")
 
     const { session_id } = await createSession(w, { options: { approval_mode: "accept_edits" } })
+    explainOnFailure(w, () => session_id)
     const theirs = git(remote, "rev-parse", "refs/notes/agent-trace")
     await promptAllowing(w, session_id, "commit, dry-run the push, push the tag")
     const pushed = git(repo, "rev-parse", "HEAD")

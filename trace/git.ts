@@ -51,9 +51,18 @@ export const brokerGit: Effect.Effect<Git, never, Process> = Effect.gen(function
 
 const ok = (result: GitResult) => result.code === 0
 
+/**
+ * What a call that never answered tells: nothing (it timed out or could not
+ * start, so the broker gave no exit code). Unlike git's own "no", it is not
+ * to be remembered as an answer.
+ */
+export const UNKNOWN = "unknown" as const
+export type Unknown = typeof UNKNOWN
+
 /** The repository a folder is in: its root and the folder's path inside it (`""` or `dir/`). */
 export const repositoryOf = (git: Git, dir: string) =>
   Effect.map(git(dir, ["rev-parse", "--show-toplevel", "--show-prefix"]), (result) => {
+    if (result.code === null) return UNKNOWN
     if (!ok(result)) return undefined
     const [root, prefix = ""] = result.stdout.split("\n")
     return root ? { root, prefix } : undefined
@@ -62,7 +71,7 @@ export const repositoryOf = (git: Git, dir: string) =>
 /** The commit HEAD names, or undefined (no repository, no commit yet). */
 export const headOf = (git: Git, root: string) =>
   Effect.map(git(root, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]), (result) =>
-    ok(result) ? result.stdout.trim() || undefined : undefined,
+    result.code === null ? UNKNOWN : ok(result) ? result.stdout.trim() || undefined : undefined,
   )
 
 /** Commits reachable from `to` and not from `from`, oldest first (at most `limit`). */

@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/git-fixture.ts"
 import { brokerContext } from "../sdk/context.ts"
 import type { AgentEvent, NoticeLevel, ToolCall } from "../sdk/protocol.ts"
+import type { Git } from "./git.ts"
 import { makeMemoryBroker } from "../sdk/testing/memory-broker.ts"
 import { contentHash } from "./attribute.ts"
 import { checkRecord, type TraceRecord } from "./schema.ts"
@@ -86,6 +87,58 @@ const noteOf = (repo: string, rev = "HEAD"): TraceRecord[] => {
 const linesOf = (repo: string, path: string) => git(repo, "show", `HEAD:${path}`).split("\n")
 
 describe("the Agent Trace tracker", () => {
+  /** The granted git, but the calls `fails` picks get no answer (as a timed-out broker call gives). */
+  const failingGit =
+    (fails: (args: ReadonlyArray<string>) => boolean): Git =>
+    (repo, args, options) =>
+      fails(args)
+        ? Effect.succeed({ code: null, stdout: "", stderr: "timed out" })
+        : granted.git(repo, args, options)
+
+  it("a repository lookup that gets no answer is asked again, and the edit is kept", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    let unanswered = 2
+    const tracker = await start({
+      git: failingGit((args) => args.includes("--show-toplevel") && unanswered-- > 0),
+    })
+    await feed(tracker, runStarted, agentWrites(repo, "src/kept.ts", "export const kept = 1\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "kept")
+    await feed(tracker, finished("Bash", { command: "git add -A && git commit -m kept" }, "ok"))
+    expect(noteOf(repo)[0]?.files.map((f) => f.path)).toEqual(["src/kept.ts"])
+  })
+
+  it("a HEAD read that gets no answer keeps the HEAD seen last: an earlier commit is not noted twice", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    let failHead = false
+    const tracker = await start({
+      cwd: repo,
+      git: failingGit((args) => failHead && args.includes("HEAD^{commit}")),
+    })
+    await feed(tracker, runStarted, agentWrites(repo, "one.ts", "export const one = 1\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+    await feed(tracker, finished("Bash", { command: "git add -A && git commit -m one" }, "ok"))
+    const first = git(repo, "rev-parse", "HEAD")
+    expect(noteOf(repo, first)).toHaveLength(1)
+    await feed(tracker, agentWrites(repo, "two.ts", "export const two = 2\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "two")
+    failHead = true
+    await feed(tracker, finished("Bash", { command: "git add -A && git commit -m two" }, "ok"))
+    failHead = false
+    await feed(tracker, {
+      type: "RunEnded",
+      session_id: "s1",
+      run_id: "r1",
+      outcome: "Completed",
+    } as AgentEvent)
+    expect(noteOf(repo)[0]?.files.map((f) => f.path)).toEqual(["two.ts"])
+    expect(noteOf(repo, first)).toHaveLength(1)
+  })
+
   it("a session folder that becomes a repository during the session is still watched", async () => {
     world = makeGitWorld()
     const repo = world.repo("repo")

@@ -24,7 +24,7 @@ import { basename, dirname } from "../sdk/paths.ts"
 import type { AgentEvent, NoticeLevel, ToolCall, ToolKind } from "../sdk/protocol.ts"
 import { asRecord, asString } from "../values.ts"
 import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
-import { brokerGit, commitsBetween, type Git, headOf, repositoryOf } from "./git.ts"
+import { brokerGit, commitsBetween, type Git, headOf, repositoryOf, UNKNOWN } from "./git.ts"
 import { type NoteContext, noteCommit } from "./notes.ts"
 import { pushesIn, pushNotesFor } from "./push.ts"
 import type { AgentInfo } from "./record.ts"
@@ -76,14 +76,29 @@ const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "
 
 type Item = { readonly event: AgentEvent } | { readonly settled: Deferred.Deferred<void> }
 
-/** Folder → its repository, each asked of git once (the session's own folder until it is one). */
+/** How many times a lookup is asked when git gives no answer at all (a loaded machine's timeout). */
+const ASKS = 3
+
+/**
+ * Folder → its repository, each asked of git once (the session's own folder
+ * until it is one). A call that never answered is asked again, and never
+ * remembered as "none": an edit there would be lost for the whole session.
+ */
 const repositoryLookup = (git: Git) => {
   const repos = new Map<string, { root: string; prefix: string } | null>()
+  const ask = (dir: string) =>
+    Effect.gen(function* () {
+      for (let asked = 1; ; asked++) {
+        const found = yield* repositoryOf(git, dir)
+        if (found !== UNKNOWN || asked === ASKS) return found
+      }
+    })
   const repositoryFor = (dir: string) =>
     Effect.gen(function* () {
       const known = repos.get(dir)
       if (known !== undefined) return known ?? undefined
-      const found = yield* repositoryOf(git, dir)
+      const found = yield* ask(dir)
+      if (found === UNKNOWN) return undefined
       repos.set(dir, found ?? null)
       return found
     })
@@ -92,8 +107,9 @@ const repositoryLookup = (git: Git) => {
     Effect.gen(function* () {
       const known = repos.get(cwd)
       if (known) return known
-      const found = yield* repositoryOf(git, cwd)
-      if (found !== undefined) repos.set(cwd, found)
+      const found = yield* ask(cwd)
+      if (found === UNKNOWN || found === undefined) return undefined
+      repos.set(cwd, found)
       return found
     })
   return { repositoryFor, ownRepository }
@@ -125,7 +141,11 @@ export const makeTracker = (setup: TrackerSetup) =>
       const roots = new Set(Object.keys(prints))
       const own = setup.cwd === undefined ? undefined : yield* ownRepository(setup.cwd)
       if (own !== undefined) roots.add(own.root)
-      for (const root of roots) heads.set(root, yield* headOf(git, root))
+      for (const root of roots) {
+        const head = yield* headOf(git, root)
+        // No answer: the HEAD seen last stands (a fresh guess would take older commits for new ones).
+        if (head !== UNKNOWN) heads.set(root, head)
+      }
     })
 
     const onEdit = (event: AgentEvent, call: ToolCall) =>
@@ -135,7 +155,10 @@ export const makeTracker = (setup: TrackerSetup) =>
         const repo = yield* repositoryFor(dirname(wrote.path))
         if (repo === undefined) return
         const agent = agentOf(event, call)
-        if (!heads.has(repo.root)) heads.set(repo.root, yield* headOf(git, repo.root))
+        if (!heads.has(repo.root)) {
+          const head = yield* headOf(git, repo.root)
+          if (head !== UNKNOWN) heads.set(repo.root, head)
+        }
         remember(prints, repo.root, `${repo.prefix}${basename(wrote.path)}`, wrote.lines, agent)
         const model =
           agent === MAIN_AGENT ? setup.model() : tasks.get(call.task_id ?? event.task_id ?? "")?.model
@@ -160,6 +183,8 @@ export const makeTracker = (setup: TrackerSetup) =>
         const seen = heads.has(root)
         const before = heads.get(root)
         const now = yield* headOf(git, root)
+        // No answer: looked at again after the next tool call or at the run's end.
+        if (now === UNKNOWN) continue
         heads.set(root, now)
         // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
         if (!seen || now === undefined || now === before) continue
