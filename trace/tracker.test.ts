@@ -8,7 +8,7 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
-import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest"
 import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/git-fixture.ts"
 import { brokerContext } from "../sdk/context.ts"
 import type { AgentEvent, NoticeLevel, ToolCall } from "../sdk/protocol.ts"
@@ -137,6 +137,53 @@ describe("the Agent Trace tracker", () => {
     } as AgentEvent)
     expect(noteOf(repo)[0]?.files.map((f) => f.path)).toEqual(["two.ts"])
     expect(noteOf(repo, first)).toHaveLength(1)
+  })
+
+  it("HEAD is read when an event happens, not when the tracker gets to it: the person's commit after a run is not the run's", async () => {
+    world = makeGitWorld()
+    const repo = world.repo("repo")
+    let release: () => void = () => {}
+    let gate: Promise<void> | undefined
+    let headReads = 0
+    const slowGit: Git = (dir, args, options) => {
+      const call = granted.git(dir, args, options)
+      if (args.includes("HEAD^{commit}")) return Effect.tap(call, () => Effect.sync(() => void headReads++))
+      // While the gate is shut the tracker is stuck behind a slow call, as on a loaded machine.
+      return args[0] === "rev-list" && gate
+        ? Effect.andThen(
+            Effect.promise(() => gate!),
+            call,
+          )
+        : call
+    }
+    const tracker = await start({ cwd: repo, git: slowGit })
+    await feed(
+      tracker,
+      runStarted,
+      agentWrites(repo, "a.ts", "export const a = 1\n"),
+      agentWrites(repo, "b.ts", "export const b = 2\n"),
+    )
+    git(repo, "add", "a.ts")
+    git(repo, "commit", "-q", "-m", "the agent's")
+    const agents = git(repo, "rev-parse", "HEAD")
+    gate = new Promise((resolve) => (release = resolve))
+    const readsBefore = headReads
+    await Effect.runPromise(tracker.feed(finished("Bash", { command: "git add a.ts && git commit" }, "ok")))
+    await Effect.runPromise(
+      tracker.feed({ type: "RunEnded", session_id: "s1", run_id: "r1", outcome: "Completed" } as AgentEvent),
+    )
+    // Both events' HEAD readings are in before the person moves on (only a wait: the notes below are the test).
+    await vi
+      .waitFor(() => expect(headReads).toBeGreaterThanOrEqual(readsBefore + 2), { timeout: 2_000 })
+      .catch(() => undefined)
+    // Between the runs the person commits the agent's other file.
+    git(repo, "add", "b.ts")
+    git(repo, "commit", "-q", "-m", "the person's")
+    await Effect.runPromise(tracker.feed(runStarted))
+    release()
+    await Effect.runPromise(tracker.settled)
+    expect(noteOf(repo, agents)[0]?.files.map((f) => f.path)).toEqual(["a.ts"])
+    expect(() => noteOf(repo)).toThrow(/no note found/)
   })
 
   it("a session folder that becomes a repository during the session is still watched", async () => {

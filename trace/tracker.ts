@@ -17,14 +17,15 @@
  * - a record that fails the schema, or a git call that fails, is one warning
  *   notice; the session goes on.
  */
-import { Deferred, Effect, Queue } from "effect"
+import { Deferred, Effect, Fiber, Queue, Scope } from "effect"
 import { z } from "zod"
 import { Log, Storage } from "../sdk/plugin-api.ts"
 import { basename, dirname } from "../sdk/paths.ts"
-import type { AgentEvent, NoticeLevel, ToolCall, ToolKind } from "../sdk/protocol.ts"
+import type { AgentEvent, NoticeLevel, ToolCall } from "../sdk/protocol.ts"
 import { asRecord, asString } from "../values.ts"
 import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
-import { brokerGit, commitsBetween, type Git, headOf, repositoryOf, UNKNOWN } from "./git.ts"
+import { brokerGit, commitsBetween, type Git, headOf, UNKNOWN } from "./git.ts"
+import { type HeadsAt, headsNow, QUIET_KINDS, readsHead, repositoryLookup } from "./heads.ts"
 import { type NoteContext, noteCommit } from "./notes.ts"
 import { pushesIn, pushNotesFor } from "./push.ts"
 import type { AgentInfo } from "./record.ts"
@@ -71,49 +72,34 @@ export interface Tracker {
   readonly settled: Effect.Effect<void>
 }
 
-/** Tool kinds that cannot commit: no HEAD check after them. */
-const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "fetch"])
+type Item =
+  | { readonly event: AgentEvent; readonly heads?: Fiber.Fiber<HeadsAt> }
+  | { readonly settled: Deferred.Deferred<void> }
 
-type Item = { readonly event: AgentEvent } | { readonly settled: Deferred.Deferred<void> }
-
-/** How many times a lookup is asked when git gives no answer at all (a loaded machine's timeout). */
-const ASKS = 3
-
-/**
- * Folder → its repository, each asked of git once (the session's own folder
- * until it is one). A call that never answered is asked again, and never
- * remembered as "none": an edit there would be lost for the whole session.
- */
-const repositoryLookup = (git: Git) => {
-  const repos = new Map<string, { root: string; prefix: string } | null>()
-  const ask = (dir: string) =>
-    Effect.gen(function* () {
-      for (let asked = 1; ; asked++) {
-        const found = yield* repositoryOf(git, dir)
-        if (found !== UNKNOWN || asked === ASKS) return found
+/** After a Bash call that pushed: push the notes of each edited repository the push went to, when asked to. */
+const pushAfter = (
+  ctx: {
+    readonly git: Git
+    readonly setup: TrackerSetup
+    readonly roots: ReadonlyArray<string>
+    readonly repositoryFor: (dir: string) => Effect.Effect<{ readonly root: string } | undefined>
+  },
+  call: ToolCall,
+) =>
+  Effect.gen(function* () {
+    const command = asString(asRecord(call.input).command)
+    if (call.name !== "Bash" || call.status !== "Completed" || command === undefined) return
+    const pushes = pushesIn(command)
+    if (pushes.length === 0) return
+    const settings = yield* ctx.setup.push
+    if (!settings.enabled) return
+    for (const root of ctx.roots)
+      for (const push of pushes) {
+        // The shell's folder is not known: a push goes to each edited repository that has its remote.
+        if (push.dir?.startsWith("/") && (yield* ctx.repositoryFor(push.dir))?.root !== root) continue
+        yield* pushNotesFor(ctx.git, root, push, settings.timeoutMs, ctx.setup.notice)
       }
-    })
-  const repositoryFor = (dir: string) =>
-    Effect.gen(function* () {
-      const known = repos.get(dir)
-      if (known !== undefined) return known ?? undefined
-      const found = yield* ask(dir)
-      if (found === UNKNOWN) return undefined
-      repos.set(dir, found ?? null)
-      return found
-    })
-  /** Not remembered while there is none: the agent may `git init` it. */
-  const ownRepository = (cwd: string) =>
-    Effect.gen(function* () {
-      const known = repos.get(cwd)
-      if (known) return known
-      const found = yield* ask(cwd)
-      if (found === UNKNOWN || found === undefined) return undefined
-      repos.set(cwd, found)
-      return found
-    })
-  return { repositoryFor, ownRepository }
-}
+  })
 
 export const makeTracker = (setup: TrackerSetup) =>
   Effect.gen(function* () {
@@ -128,7 +114,18 @@ export const makeTracker = (setup: TrackerSetup) =>
     /** Repository root → the HEAD last seen there. */
     const heads = new Map<string, string | undefined>()
     const queue = yield* Queue.unbounded<Item>()
+    const scope = yield* Scope.Scope
     const { repositoryFor, ownRepository } = repositoryLookup(git)
+    /** The repositories whose HEAD is followed: every one edited, and the session's own. */
+    const watched = Effect.gen(function* () {
+      const roots = new Set(Object.keys(prints))
+      const own = setup.cwd === undefined ? undefined : yield* ownRepository(setup.cwd)
+      if (own !== undefined) roots.add(own.root)
+      return roots
+    })
+    /** HEAD in `root` as the event found it (read now when the reading taken at feed has no such root). */
+    const headAt = (at: HeadsAt | undefined, root: string) =>
+      at?.has(root) ? Effect.succeed(at.get(root)) : headOf(git, root)
 
     const save = storage.set(traceKey(setup.sessionId), { prints, agents })
 
@@ -137,16 +134,14 @@ export const makeTracker = (setup: TrackerSetup) =>
       return taskId === undefined ? MAIN_AGENT : (tasks.get(taskId)?.name ?? "subagent")
     }
 
-    const refreshHeads = Effect.gen(function* () {
-      const roots = new Set(Object.keys(prints))
-      const own = setup.cwd === undefined ? undefined : yield* ownRepository(setup.cwd)
-      if (own !== undefined) roots.add(own.root)
-      for (const root of roots) {
-        const head = yield* headOf(git, root)
-        // No answer: the HEAD seen last stands (a fresh guess would take older commits for new ones).
-        if (head !== UNKNOWN) heads.set(root, head)
-      }
-    })
+    const refreshHeads = (at: HeadsAt | undefined) =>
+      Effect.gen(function* () {
+        for (const root of yield* watched) {
+          const head = yield* headAt(at, root)
+          // No answer: the HEAD seen last stands (a fresh guess would take older commits for new ones).
+          if (head !== UNKNOWN) heads.set(root, head)
+        }
+      })
 
     const onEdit = (event: AgentEvent, call: ToolCall) =>
       Effect.gen(function* () {
@@ -178,37 +173,23 @@ export const makeTracker = (setup: TrackerSetup) =>
     }
 
     /** Record every commit HEAD gained in each repository since it was last seen. */
-    const checkCommits = Effect.gen(function* () {
-      for (const root of Object.keys(prints)) {
-        const seen = heads.has(root)
-        const before = heads.get(root)
-        const now = yield* headOf(git, root)
-        // No answer: looked at again after the next tool call or at the run's end.
-        if (now === UNKNOWN) continue
-        heads.set(root, now)
-        // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
-        if (!seen || now === undefined || now === before) continue
-        for (const sha of yield* commitsBetween(git, root, before, now)) yield* noteCommit(noting, root, sha)
-      }
-    })
-
-    const pushAfter = (call: ToolCall) =>
+    const checkCommits = (at: HeadsAt | undefined) =>
       Effect.gen(function* () {
-        const command = asString(asRecord(call.input).command)
-        if (call.name !== "Bash" || call.status !== "Completed" || command === undefined) return
-        const pushes = pushesIn(command)
-        if (pushes.length === 0) return
-        const settings = yield* setup.push
-        if (!settings.enabled) return
-        for (const root of Object.keys(prints))
-          for (const push of pushes) {
-            // The shell's folder is not known: a push goes to each edited repository that has its remote.
-            if (push.dir?.startsWith("/") && (yield* repositoryFor(push.dir))?.root !== root) continue
-            yield* pushNotesFor(git, root, push, settings.timeoutMs, setup.notice)
-          }
+        for (const root of Object.keys(prints)) {
+          const seen = heads.has(root)
+          const before = heads.get(root)
+          const now = yield* headAt(at, root)
+          // No answer: looked at again after the next tool call or at the run's end.
+          if (now === UNKNOWN) continue
+          heads.set(root, now)
+          // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
+          if (!seen || now === undefined || now === before) continue
+          for (const sha of yield* commitsBetween(git, root, before, now))
+            yield* noteCommit(noting, root, sha)
+        }
       })
 
-    const handle = (event: AgentEvent) =>
+    const handle = (event: AgentEvent, at: HeadsAt | undefined) =>
       Effect.gen(function* () {
         if (!setup.enabled()) return
         switch (event.type) {
@@ -220,15 +201,15 @@ export const makeTracker = (setup: TrackerSetup) =>
               })
             return
           case "RunStarted":
-            return yield* refreshHeads
+            return yield* refreshHeads(at)
           case "RunEnded":
-            return yield* checkCommits
+            return yield* checkCommits(at)
           case "ToolCallFinished": {
             const call = event.call
             if (writtenBy(call) !== undefined) return yield* onEdit(event, call)
             if (QUIET_KINDS.has(call.kind) || call.kind === "edit") return
-            yield* checkCommits
-            return yield* pushAfter(call)
+            yield* checkCommits(at)
+            return yield* pushAfter({ git, setup, roots: Object.keys(prints), repositoryFor }, call)
           }
           default:
             return
@@ -240,7 +221,9 @@ export const makeTracker = (setup: TrackerSetup) =>
         const item = yield* Queue.take(queue)
         if ("settled" in item) yield* Deferred.succeed(item.settled, undefined)
         else
-          yield* handle(item.event).pipe(
+          yield* Effect.flatMap(item.heads ? Fiber.join(item.heads) : Effect.undefined, (at) =>
+            handle(item.event, at),
+          ).pipe(
             Effect.catchCause((cause) =>
               log.warn("agent trace: an event could not be handled", String(cause)),
             ),
@@ -249,7 +232,18 @@ export const makeTracker = (setup: TrackerSetup) =>
     }).pipe(Effect.forkScoped)
 
     return {
-      feed: (event) => Queue.offer(queue, { event }).pipe(Effect.asVoid),
+      feed: (event) =>
+        Effect.gen(function* () {
+          // HEAD as it stands now, not when the tracker gets to the event.
+          const heads =
+            setup.enabled() && readsHead(event)
+              ? yield* Effect.forkIn(
+                  Effect.flatMap(watched, (roots) => headsNow(git, roots)),
+                  scope,
+                )
+              : undefined
+          yield* Queue.offer(queue, heads ? { event, heads } : { event })
+        }),
       settled: Effect.gen(function* () {
         const done = yield* Deferred.make<void>()
         yield* Queue.offer(queue, { settled: done })

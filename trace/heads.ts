@@ -1,0 +1,85 @@
+/**
+ * Where the tracker learns which repository a folder is in, and what HEAD
+ * named there when an event happened.
+ *
+ * The tracker works through a session's events behind the session (each
+ * event may cost git calls, and a loaded machine makes them slow), so HEAD
+ * read when the tracker reaches an event can already hold what came after
+ * it: the agent's next commit taken for the run's starting point (never
+ * noted), or the person's commit after a run taken for the run's own. So an
+ * event that needs HEAD has it read the moment it is fed, beside the queue,
+ * and the tracker uses that reading when it gets there.
+ *
+ * Rules: a git call that never answered is not an answer (a lookup is asked
+ * again, and never remembered as "no repository"; a HEAD with no answer
+ * leaves the last one seen); the session's own folder is asked again until
+ * it is a repository (the agent may `git init` it).
+ */
+import { Effect } from "effect"
+import type { AgentEvent, ToolKind } from "../sdk/protocol.ts"
+import { writtenBy } from "./fingerprints.ts"
+import { type Git, headOf, repositoryOf, UNKNOWN, type Unknown } from "./git.ts"
+
+export interface Repository {
+  readonly root: string
+  /** The folder's path inside it: `""` or `dir/`. */
+  readonly prefix: string
+}
+
+/** Tool kinds that cannot commit: no HEAD check after them. */
+export const QUIET_KINDS: ReadonlySet<ToolKind> = new Set(["read", "search", "think", "fetch"])
+
+/** Repository root → what HEAD named when the event happened. */
+export type HeadsAt = ReadonlyMap<string, string | undefined | Unknown>
+
+/** How many times a lookup is asked when git gives no answer at all (a loaded machine's timeout). */
+const ASKS = 3
+
+export const repositoryLookup = (git: Git) => {
+  const repos = new Map<string, Repository | null>()
+  const ask = (dir: string) =>
+    Effect.gen(function* () {
+      for (let asked = 1; ; asked++) {
+        const found = yield* repositoryOf(git, dir)
+        if (found !== UNKNOWN || asked === ASKS) return found
+      }
+    })
+  /** The repository `dir` is in; each folder asked of git once. */
+  const repositoryFor = (dir: string) =>
+    Effect.gen(function* () {
+      const known = repos.get(dir)
+      if (known !== undefined) return known ?? undefined
+      const found = yield* ask(dir)
+      if (found === UNKNOWN) return undefined
+      repos.set(dir, found ?? null)
+      return found
+    })
+  /** The session folder's repository: not remembered while there is none. */
+  const ownRepository = (cwd: string) =>
+    Effect.gen(function* () {
+      const known = repos.get(cwd)
+      if (known) return known
+      const found = yield* ask(cwd)
+      if (found === UNKNOWN || found === undefined) return undefined
+      repos.set(cwd, found)
+      return found
+    })
+  return { repositoryFor, ownRepository }
+}
+
+/** Does the tracker look at HEAD for this event (a run's start or end, a tool call that could commit)? */
+export const readsHead = (event: AgentEvent): boolean =>
+  event.type === "RunStarted" ||
+  event.type === "RunEnded" ||
+  (event.type === "ToolCallFinished" &&
+    writtenBy(event.call) === undefined &&
+    !QUIET_KINDS.has(event.call.kind) &&
+    event.call.kind !== "edit")
+
+/** HEAD now in each of `roots`. */
+export const headsNow = (git: Git, roots: Iterable<string>): Effect.Effect<HeadsAt> =>
+  Effect.gen(function* () {
+    const out = new Map<string, string | undefined | Unknown>()
+    for (const root of roots) out.set(root, yield* headOf(git, root))
+    return out
+  })
