@@ -64,8 +64,29 @@ export const repositoryLookup = (git: Git) => {
       repos.set(cwd, found)
       return found
     })
-  return { repositoryFor, ownRepository }
+  /** The session folder's repository if it was found already (no git call). */
+  const knownOwn = (cwd: string) => repos.get(cwd) ?? undefined
+  return { repositoryFor, ownRepository, knownOwn }
 }
+
+/**
+ * The repositories whose HEAD is followed: every one edited, and the
+ * session's own (looked for at a run's start only: a folder that is no
+ * repository costs no git call per tool call).
+ */
+export const watchedRoots = (
+  lookup: ReturnType<typeof repositoryLookup>,
+  edited: ReadonlyArray<string>,
+  cwd: string | undefined,
+  lookForOwn: boolean,
+) =>
+  Effect.gen(function* () {
+    const roots = new Set(edited)
+    const own =
+      cwd === undefined ? undefined : lookForOwn ? yield* lookup.ownRepository(cwd) : lookup.knownOwn(cwd)
+    if (own !== undefined) roots.add(own.root)
+    return roots
+  })
 
 /** Does the tracker look at HEAD for this event (a run's start or end, a tool call that could commit)? */
 export const readsHead = (event: AgentEvent): boolean =>

@@ -25,7 +25,7 @@ import type { AgentEvent, NoticeLevel, ToolCall } from "../sdk/protocol.ts"
 import { asRecord, asString } from "../values.ts"
 import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
 import { brokerGit, commitsBetween, type Git, headOf, UNKNOWN } from "./git.ts"
-import { type HeadsAt, headsNow, QUIET_KINDS, readsHead, repositoryLookup } from "./heads.ts"
+import { type HeadsAt, headsNow, QUIET_KINDS, readsHead, repositoryLookup, watchedRoots } from "./heads.ts"
 import { type NoteContext, noteCommit } from "./notes.ts"
 import { pushesIn, pushNotesFor } from "./push.ts"
 import type { AgentInfo } from "./record.ts"
@@ -115,14 +115,9 @@ export const makeTracker = (setup: TrackerSetup) =>
     const heads = new Map<string, string | undefined>()
     const queue = yield* Queue.unbounded<Item>()
     const scope = yield* Scope.Scope
-    const { repositoryFor, ownRepository } = repositoryLookup(git)
-    /** The repositories whose HEAD is followed: every one edited, and the session's own. */
-    const watched = Effect.gen(function* () {
-      const roots = new Set(Object.keys(prints))
-      const own = setup.cwd === undefined ? undefined : yield* ownRepository(setup.cwd)
-      if (own !== undefined) roots.add(own.root)
-      return roots
-    })
+    const lookup = repositoryLookup(git)
+    const { repositoryFor } = lookup
+    const watched = (lookForOwn: boolean) => watchedRoots(lookup, Object.keys(prints), setup.cwd, lookForOwn)
     /** HEAD in `root` as the event found it (read now when the reading taken at feed has no such root). */
     const headAt = (at: HeadsAt | undefined, root: string) =>
       at?.has(root) ? Effect.succeed(at.get(root)) : headOf(git, root)
@@ -136,7 +131,7 @@ export const makeTracker = (setup: TrackerSetup) =>
 
     const refreshHeads = (at: HeadsAt | undefined) =>
       Effect.gen(function* () {
-        for (const root of yield* watched) {
+        for (const root of yield* watched(at === undefined)) {
           const head = yield* headAt(at, root)
           // No answer: the HEAD seen last stands (a fresh guess would take older commits for new ones).
           if (head !== UNKNOWN) heads.set(root, head)
@@ -238,7 +233,7 @@ export const makeTracker = (setup: TrackerSetup) =>
           const heads =
             setup.enabled() && readsHead(event)
               ? yield* Effect.forkIn(
-                  Effect.flatMap(watched, (roots) => headsNow(git, roots)),
+                  Effect.flatMap(watched(event.type === "RunStarted"), (roots) => headsNow(git, roots)),
                   scope,
                 )
               : undefined
