@@ -21,7 +21,7 @@
 import { type ChildProcess, spawn as nodeSpawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { constants, readdirSync, readFileSync } from "node:fs"
-import { access, stat } from "node:fs/promises"
+import { access, readdir, readFile, stat } from "node:fs/promises"
 import { posix } from "node:path"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { type Cause, Effect, Queue, type Scope, Stream } from "effect"
@@ -77,6 +77,8 @@ interface Child extends LiveProcess {
   readonly exited: Promise<ProcessExit>
   exit: ProcessExit | null
   ending: Promise<void> | null
+  /** Its start in clock ticks since boot (/proc's `starttime`): nothing older can be its descendant. 0 if unknown. */
+  readonly startedAt: number
 }
 
 // ---------------------------------------------------------------------------
@@ -158,24 +160,47 @@ interface ProcEntry {
   readonly pid: number
   readonly ppid: number
   readonly state: string
+  /** Clock ticks since boot. */
+  readonly startedAt: number
 }
 
-/** Every process in /proc (empty where there is none). */
-const procTable = (): ProcEntry[] => {
+/** The fields of /proc/<pid>/stat after the command's closing parenthesis. */
+const statFields = (stat: string): string[] => stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+/** `starttime`, field 22 of stat: the 20th after the command. */
+const STARTTIME = 19
+
+/** When `pid` started, in clock ticks since boot (0 if it cannot be read). */
+const startOf = (pid: number): number => {
+  try {
+    return Number(statFields(readFileSync(`/proc/${pid}/stat`, "utf8"))[STARTTIME]) || 0
+  } catch {
+    return 0
+  }
+}
+
+/** Every process in /proc (empty where there is none); read off the event loop. */
+const procTable = async (): Promise<ProcEntry[]> => {
   let names: string[]
   try {
-    names = readdirSync("/proc").filter((name) => /^\d+$/.test(name))
+    names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name))
   } catch {
     return []
   }
+  const stats = await Promise.all(
+    names.map((name) => readFile(`/proc/${name}/stat`, "utf8").catch(() => undefined)),
+  )
   const out: ProcEntry[] = []
-  for (const name of names) {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8")
-      const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      out.push({ pid: Number(name), ppid: Number(ppid), state: state ?? "" })
-    } catch {}
-  }
+  names.forEach((name, i) => {
+    const stat = stats[i]
+    if (stat === undefined) return
+    const fields = statFields(stat)
+    out.push({
+      pid: Number(name),
+      ppid: Number(fields[1]),
+      state: fields[0] ?? "",
+      startedAt: Number(fields[STARTTIME]) || 0,
+    })
+  })
   return out
 }
 
@@ -184,9 +209,10 @@ const procTable = (): ProcEntry[] => {
  * process in the middle of an exec has no environment for a moment (every
  * other process this host starts has one), so it is asked again shortly.
  */
-const carries = (pid: number, needle: Buffer): boolean | "unsure" => {
+const carries = async (pid: number, needle: Buffer): Promise<boolean | "unsure"> => {
   try {
-    const environ = readFileSync(`/proc/${pid}/environ`)
+    // Off the event loop: reading a process's environment waits while that process is in an exec.
+    const environ = await readFile(`/proc/${pid}/environ`)
     if (environ.length === 0) return "unsure"
     return environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) >= 0
   } catch {
@@ -205,21 +231,25 @@ const UNSURE_WAIT_MS = 5
  * threads (never ours, and their environment reads empty).
  */
 const leftoversOf = async (child: Child): Promise<number[]> => {
-  const table = procTable()
+  const table = await procTable()
   const needle = Buffer.from(`${TAG}=${child.tag}\0`)
   const ours = new Set<number>()
   let unsure: number[] = []
-  for (const p of table) {
-    if (p.pid === process.pid || p.state === "Z" || p.pid <= 2 || p.ppid === 2) continue
-    const answer = carries(p.pid, needle)
-    if (answer === "unsure") unsure.push(p.pid)
-    else if (answer) ours.add(p.pid)
-  }
+  // Only what started after the child can be its descendant: the rest of the machine is never read.
+  const candidates = table.filter(
+    (p) =>
+      p.startedAt >= child.startedAt && p.pid !== process.pid && p.state !== "Z" && p.pid > 2 && p.ppid !== 2,
+  )
+  const answers = await Promise.all(candidates.map((p) => carries(p.pid, needle)))
+  candidates.forEach((p, i) => {
+    if (answers[i] === "unsure") unsure.push(p.pid)
+    else if (answers[i]) ours.add(p.pid)
+  })
   for (let tries = 0; unsure.length > 0 && tries < UNSURE_TRIES; tries++) {
     await sleep(UNSURE_WAIT_MS)
     const again: number[] = []
     for (const pid of unsure) {
-      const answer = carries(pid, needle)
+      const answer = await carries(pid, needle)
       if (answer === "unsure") again.push(pid)
       else if (answer) ours.add(pid)
     }
@@ -254,7 +284,7 @@ const signalAll = (pids: ReadonlyArray<number>, signal: NodeJS.Signals) => {
  * at the child's end can miss it, and once its parent is gone nothing else
  * leads to it.
  */
-const LOOK_AGAIN_MS = [50, 150, 300, 500, 1_000]
+const LOOK_AGAIN_MS = [100, 400, 1_500]
 
 /** End what a child left behind now, then look again a few times shortly after. */
 const endLeftovers = async (child: Child, grace: number): Promise<void> => {
@@ -424,6 +454,7 @@ export const makeProcessBroker = (options: ProcessBrokerOptions): ProcessBroker 
           exited: new Promise<ProcessExit>((r) => (settle = r)),
           exit: null,
           ending: null,
+          startedAt: startOf(pid),
         }
         node.once("exit", (code, signal) => {
           child.exit = { code, signal }
