@@ -55,8 +55,14 @@ let node24 = ""
 /** ACP_BENCH_DEBUG=1: the adapters' stderr (ours with CVG_ACP_DEBUG=1: its timings) on this one's. */
 const debug = process.env.ACP_BENCH_DEBUG === "1"
 
-const ours = (name: string, bundle: string, flags = process.env.ACP_BENCH_NODE_FLAGS): Adapter => ({
+const ours = (
+  name: string,
+  bundle: string,
+  flags = process.env.ACP_BENCH_NODE_FLAGS,
+  pluginV8 = process.env.CVG_ACP_PLUGIN_V8,
+): Adapter => ({
   name,
+  ...(pluginV8 !== undefined && { env: { CVG_ACP_PLUGIN_V8: pluginV8 } }),
   command: (s) => [
     node24,
     ...(flags ?? "").split(" ").filter(Boolean),
@@ -77,7 +83,18 @@ const adapters: Adapter[] = [
 // A Node flag's price, interleaved: the same bundle as baseline, ACP_BENCH_BASELINE_NODE_FLAGS for it
 // (ACP_BENCH_NODE_FLAGS for ours; both default to none).
 const baseline = process.env.ACP_BENCH_BASELINE
-if (baseline) adapters.push(ours("ours before", baseline, process.env.ACP_BENCH_BASELINE_NODE_FLAGS ?? ""))
+// ACP_BENCH_BASELINE_PLUGIN_V8: the baseline's CVG_ACP_PLUGIN_V8 (the plugin process's heap flags), likewise.
+if (baseline)
+  adapters.push(
+    ours(
+      "ours before",
+      baseline,
+      process.env.ACP_BENCH_BASELINE_NODE_FLAGS ?? "",
+      process.env.ACP_BENCH_BASELINE_PLUGIN_V8 ?? process.env.CVG_ACP_PLUGIN_V8,
+    ),
+  )
+// ACP_BENCH_ONLY_OURS=1 with ACP_BENCH_ONLY: leave claude-agent-acp out (profiling ours, e.g. with --cpu-prof).
+const onlyOurs = process.env.ACP_BENCH_ONLY_OURS === "1"
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -106,9 +123,6 @@ const startAdapter = (
       ...env,
       ...adapter.env,
       ...(debug && { CVG_ACP_DEBUG: "1" }),
-      ...(process.env.CVG_ACP_PLUGIN_V8 !== undefined && {
-        CVG_ACP_PLUGIN_V8: process.env.CVG_ACP_PLUGIN_V8,
-      }),
     },
     stdio: ["pipe", "pipe", debug ? "inherit" : "ignore"],
   })
@@ -473,6 +487,7 @@ export const main = async () => {
   if (only === "new") {
     for (let run = 0; run < RUNS; run++)
       for (const adapter of adapters) {
+        if (onlyOurs && adapter.name === "claude-agent-acp") continue
         const f = await newAndFirstChunk(adapter)
         console.log(
           `${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms, first chunk ${fmt(f.tFirst)} ms, next ${fmt(f.tWarm)} ms, ${fmt(f.memory.totalMb)} MB (${roles([f.memory])})`,
@@ -483,6 +498,7 @@ export const main = async () => {
   if (only === "load" || only === "memory") {
     for (let run = 0; run < RUNS; run++)
       for (const adapter of adapters) {
+        if (onlyOurs && adapter.name === "claude-agent-acp") continue
         if (only === "memory") {
           const i = await idle(adapter)
           console.log(`${adapter.name}: idle ${fmt(i.totalMb)} MB (${roles([i])})`)
