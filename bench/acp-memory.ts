@@ -16,9 +16,15 @@
  *   runs its own program: its pages are its parent's, and a short-lived
  *   `claude --version` caught there and gone by the next sample was counted
  *   as a `node` of the adapter's (24–29 MB) until 2026-12-01.
+ * - The sampling runs on a worker thread (acp-memory-worker.ts), not on the
+ *   bench's own event loop, where the SDK client reads the adapter's
+ *   messages: reading /proc every 25 ms (a starting CLI's cmdline can block
+ *   for tens of ms) delayed that reading, the more the more processes an
+ *   adapter has. What is sampled and summed is the same.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { basename } from "node:path"
+import { Worker } from "node:worker_threads"
 
 const SAMPLE_MS = 25
 
@@ -97,8 +103,8 @@ const roleOf = (pid: number, root: number, parent: number | undefined): Role | u
   return basename(exe)
 }
 
-/** Sample the adapter's tree until `stop`; the peaks of every non-CLI process. */
-export const watchTree = (root: number) => {
+/** Sample the adapter's tree on this thread until `stop`; the peaks of every non-CLI process. */
+export const sampleTree = (root: number) => {
   const seen = new Map<number, { role: Role; peak: number }>()
   const sample = () => {
     const ppids = parents()
@@ -131,5 +137,51 @@ export const watchTree = (root: number) => {
       }
       return { totalMb, byRole, clis }
     },
+  }
+}
+
+/**
+ * One worker thread that samples the trees it is given (sampleTree there),
+ * started and ready before the first adapter is: a tree is sampled from the
+ * moment `watch` is called, as on this thread before.
+ */
+export const startTreeWatcher = async () => {
+  // ACP_BENCH_SAMPLE_HERE=1: on the bench's own thread, as before 2026-12-01 (to measure what the worker changes).
+  if (process.env.ACP_BENCH_SAMPLE_HERE === "1")
+    return {
+      watch: (root: number) => {
+        const tree = sampleTree(root)
+        let peak: TreePeak | undefined
+        return { stop: async (): Promise<TreePeak> => (peak ??= tree.stop()) }
+      },
+      close: async () => 0,
+    }
+  // The bench runs under tsx, whose loader a worker does not inherit: registered there first.
+  const start = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(new URL("./acp-memory-worker.ts", import.meta.url).href)}) })`
+  const worker = new Worker(start, { eval: true })
+  const answers = new Map<number, (peak: TreePeak) => void>()
+  worker.on("message", (m: { ready?: true; root?: number; peak?: TreePeak }) => {
+    if (m.root !== undefined && m.peak) answers.get(m.root)?.(m.peak)
+  })
+  await new Promise<void>((resolve, reject) => {
+    worker.once("message", () => resolve())
+    worker.once("error", reject)
+  })
+  return {
+    /** Sample `root`'s tree from now until `stop`. */
+    watch: (root: number) => {
+      worker.postMessage({ watch: root })
+      let result: Promise<TreePeak> | undefined
+      return {
+        /** Take a last sample and stop. */
+        stop: (): Promise<TreePeak> =>
+          (result ??= new Promise<TreePeak>((resolve) => {
+            answers.set(root, resolve)
+            worker.postMessage({ stop: root })
+          })),
+      }
+    },
+    close: () => worker.terminate(),
   }
 }

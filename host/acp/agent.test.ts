@@ -323,5 +323,35 @@ describe("the ACP agent over a scripted host", () => {
       expect(h.calls.map((c) => c.method)).toContain("closeSession")
       client.close()
     })
+
+    it("with a catalog last seen, session/load reads and replays its chat before the probe starts", async () => {
+      const h = scripted({
+        ...base,
+        readSession: () => ({
+          items: [{ type: "user", id: "m1", text: "hi" }],
+        }),
+        resumeSession: (p: Record<string, unknown>) => ({ session_id: p.sessionId, info: { options: {} } }),
+      })
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: INFO }).app)
+      await initialize(client)
+      await new Promise((r) => setTimeout(r, 20))
+      // Nothing needed the catalog yet: no probe (its CLIs would compete with the read).
+      expect(h.calls.map((c) => c.method)).toEqual([])
+      await client.agent.request("session/load", { sessionId: "s1", cwd: "/", mcpServers: [] })
+      const methods = h.calls.map((c) => c.method)
+      expect(methods.indexOf("readSession")).toBeGreaterThanOrEqual(0)
+      expect(methods.indexOf("initialize")).toBeGreaterThan(methods.indexOf("readSession"))
+      expect(client.of("s1", "user_message_chunk")).toHaveLength(1)
+      client.close()
+    })
+
+    it("with no catalog last seen, the probe starts at once", async () => {
+      const h = scripted(base)
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude" }).app)
+      await initialize(client)
+      await new Promise((r) => setTimeout(r, 20))
+      expect(h.calls.map((c) => c.method)).toEqual(["initialize"])
+      client.close()
+    })
   })
 })

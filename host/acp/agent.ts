@@ -22,6 +22,10 @@
  *   `config_option_update` follows. What needs the catalog (prompts, mode
  *   and option changes) waits for the probe, so a value chosen early is
  *   checked against the live catalog before the provider gets it.
+ * - With no catalog last seen the probe starts at once (the first answer
+ *   needs it); with one, it starts when something first needs it, so a
+ *   `session/load` reads and replays its chat before the probe's CLIs
+ *   (`--version`, `auth status`, a catalog CLI) compete for the same cores.
  * Approvals and questions are asks.ts's; the pure mappings live beside it.
  */
 import { randomUUID } from "node:crypto"
@@ -140,8 +144,9 @@ export const makeAcpAgent = (options: AcpAgentOptions): AcpAgent => {
     )
     return probing
   }
-  // The catalog probe starts a CLI: begin at once, so the first session/new finds it done.
-  agentInfo().catch((error: unknown) => log(`initialize: ${String(error)}`))
+  // The catalog probe starts CLIs. With nothing to answer from, begin at once, so the first session/new
+  // finds it done; with a catalog last seen, the first answer that follows the probe starts it (see above).
+  if (known === undefined) agentInfo().catch((error: unknown) => log(`initialize: ${String(error)}`))
 
   const call = async <A>(what: string, run: () => Promise<A>): Promise<A> => {
     try {

@@ -15,11 +15,17 @@
  *   esbuild read and its options; any change (or a new esbuild) rebuilds it.
  * - Written to a temporary file and renamed: hosts starting at once (test
  *   files in parallel) never read a half-written bundle.
+ * - The plugin's bundle has a V8 code cache beside it (code-cache.ts, Node
+ *   24 and later), made when the bundle is (re)built or the cache is
+ *   missing: a start then skips parsing and compiling the bundle.
  */
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { build, version as esbuildVersion } from "esbuild"
+import { CODE_FLAGS, codeCachePath } from "./child-flags.ts"
+import { codeCacheSupported } from "./code-cache.ts"
 
 // Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
 const repoRoot = resolve(import.meta.dirname, "../..")
@@ -75,10 +81,10 @@ type Options = Parameters<typeof build>[0]
 /** The generated entry of a plugin bundle (not a file: its text comes from the path of `main`, in the key). */
 const STDIN_NAME = "plugin-process-entry.js"
 
-/** Build `options` into `file` unless the file is fresh. */
-const bundleInto = async (file: string, options: Options): Promise<void> => {
+/** Build `options` into `file` unless the file is fresh; true when it was built. */
+const bundleInto = async (file: string, options: Options): Promise<boolean> => {
   const optionsJson = JSON.stringify(options)
-  if (fresh(file, optionsJson)) return
+  if (fresh(file, optionsJson)) return false
   mkdirSync(dirname(file), { recursive: true })
   const result = await build({ ...options, write: false, metafile: true, bundle: true, logLevel: "silent" })
   const output = result.outputFiles?.[0]
@@ -95,7 +101,44 @@ const bundleInto = async (file: string, options: Options): Promise<void> => {
       inputs: stampOf(inputs),
     } satisfies Stamp),
   )
+  return true
 }
+
+// Run by `node CODE_FLAGS -e`: compiles the bundle as child.ts does (a script, its path as its
+// filename) and writes the file code-cache.ts reads: the text's SHA-256, then V8's data.
+const MAKER = `
+const { createHash } = require("node:crypto")
+const { readFileSync, renameSync, writeFileSync } = require("node:fs")
+const { Script } = require("node:vm")
+const [bundle, out] = process.argv.slice(1)
+const code = readFileSync(bundle, "utf8")
+const data = new Script(code, { filename: bundle, importModuleDynamically: () => { throw new Error("no") } }).createCachedData()
+const temp = out + "." + process.pid + ".tmp"
+writeFileSync(temp, Buffer.concat([createHash("sha256").update(code).digest(), data]))
+renameSync(temp, out)
+`
+
+/** How long making the cache may take before it is given up (a Node start and one compile: ~0.2 s). */
+const MAKE_TIMEOUT_MS = 20_000
+
+/** Make the code cache of `bundle` (resolves either way: a cache that could not be made is no cache). */
+const makeCodeCache = (bundle: string): Promise<void> =>
+  new Promise((done) => {
+    // No environment, as the plugin process has none: NODE_OPTIONS could carry flags V8 checks.
+    const child = spawn(process.execPath, [...CODE_FLAGS, "-e", MAKER, bundle, codeCachePath(bundle)], {
+      stdio: "ignore",
+      env: {},
+    })
+    const timer = setTimeout(() => child.kill("SIGKILL"), MAKE_TIMEOUT_MS)
+    child.once("error", () => {
+      clearTimeout(timer)
+      done()
+    })
+    child.once("exit", () => {
+      clearTimeout(timer)
+      done()
+    })
+  })
 
 /** Both files for the plugin in `pluginDir` whose entry is `main`, built or reused. */
 export const pluginCode = async (pluginDir: string, main: string): Promise<PluginCode> => {
@@ -111,7 +154,7 @@ export const pluginCode = async (pluginDir: string, main: string): Promise<Plugi
     platform: "node",
     target: "node20",
   })
-  await bundleInto(bundle, {
+  const built = await bundleInto(bundle, {
     stdin: {
       contents: [
         `import * as main from ${JSON.stringify(mainPath)}`,
@@ -131,5 +174,6 @@ export const pluginCode = async (pluginDir: string, main: string): Promise<Plugi
     mainFields: ["module", "main"],
     target: "node20",
   })
+  if (codeCacheSupported() && (built || !existsSync(codeCachePath(bundle)))) await makeCodeCache(bundle)
   return { entry, bundle }
 }

@@ -12,9 +12,11 @@ describe("childArgs", () => {
       "--max-semi-space-size=1 --allow-worker",
     ])
     expect(args.slice(0, 3)).toEqual(["--max-semi-space-size=1", "--max-old-space-size=96", permissionFlag()])
+    // The bundle's code cache (code-cache.ts) is the one more file it may read.
     expect(args.filter((a) => a.startsWith("--allow-"))).toEqual([
       "--allow-fs-read=/e.mjs",
       "--allow-fs-read=/b.js",
+      "--allow-fs-read=/b.js.v8cache",
     ])
     expect(args.slice(-2)).toEqual(["/e.mjs", "/b.js"])
   })

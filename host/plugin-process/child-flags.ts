@@ -12,11 +12,29 @@
  * - network: NOT blocked on Node 20 or 24 (`--allow-net` arrives in Node 25):
  *   the lockdown (lockdown.ts) and the script loader (child.ts) leave the
  *   plugin no module and no global that opens a socket.
+ *
+ * One more file may be read: the bundle's V8 code cache (bundle.ts writes
+ * it, child.ts uses it only when it was made from the very bundle it runs).
  */
 
 /** `--permission` where Node has it (22.13+, 24), else Node 20's experimental spelling. */
 export const permissionFlag = (): string =>
   process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission"
+
+/** The V8 code cache of a plugin bundle: beside it, one per bundle. */
+export const codeCachePath = (bundle: string): string => `${bundle}.v8cache`
+
+/**
+ * The flags that shape the child's compiled code. V8 refuses a code cache
+ * made under other flags, so bundle.ts makes the cache under these (heap
+ * sizes do not count on Node 24; Node 20 counts them, and refuses it then).
+ */
+export const CODE_FLAGS: ReadonlyArray<string> = [
+  "--disallow-code-generation-from-strings",
+  // Lets the script's import() reach child.ts's callback, which refuses and
+  // reports it; without it import() fails the same, but the host never hears.
+  "--experimental-vm-modules",
+]
 
 /** `v8Flags`: heap sizing only (the front end's choice, e.g. the ACP agent's); never a permission flag. */
 export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => [
@@ -24,10 +42,8 @@ export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<
   permissionFlag(),
   `--allow-fs-read=${entry}`,
   `--allow-fs-read=${bundle}`,
-  "--disallow-code-generation-from-strings",
-  // Lets the script's import() reach child.ts's callback, which refuses and
-  // reports it; without it import() fails the same, but the host never hears.
-  "--experimental-vm-modules",
+  `--allow-fs-read=${codeCachePath(bundle)}`,
+  ...CODE_FLAGS,
   "--no-warnings",
   entry,
   bundle,
