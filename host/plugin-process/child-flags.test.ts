@@ -1,6 +1,6 @@
 /** The plugin process's command line: heap-size flags pass, nothing that widens the permission model does. */
 import { describe, expect, it } from "vitest"
-import { childArgs, permissionFlag } from "./child-flags.ts"
+import { childArgs, DEFAULT_HEAP_FLAGS, permissionFlag } from "./child-flags.ts"
 
 describe("childArgs", () => {
   it("takes heap-size flags and refuses every other flag a front end passes", () => {
@@ -19,5 +19,23 @@ describe("childArgs", () => {
       "--allow-fs-read=/b.js.v8cache",
     ])
     expect(args.slice(-2)).toEqual(["/e.mjs", "/b.js"])
+  })
+
+  it("starts with a 64 MB first heap limit unless the front end sizes the heap itself", () => {
+    expect(DEFAULT_HEAP_FLAGS).toEqual(["--initial-heap-size=64"])
+    expect(childArgs("/e.mjs", "/b.js").slice(0, 2)).toEqual(["--initial-heap-size=64", permissionFlag()])
+    expect(childArgs("/e.mjs", "/b.js", ["--allow-worker"]).slice(0, 2)).toEqual([
+      "--initial-heap-size=64",
+      permissionFlag(),
+    ])
+    // The ACP front end's young generation of 1 MB is its memory choice: no default beside it.
+    expect(childArgs("/e.mjs", "/b.js", ["--max-semi-space-size=1"]).slice(0, 2)).toEqual([
+      "--max-semi-space-size=1",
+      permissionFlag(),
+    ])
+    expect(childArgs("/e.mjs", "/b.js", ["--initial-heap-size=32"]).slice(0, 2)).toEqual([
+      "--initial-heap-size=32",
+      permissionFlag(),
+    ])
   })
 })

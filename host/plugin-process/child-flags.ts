@@ -36,9 +36,30 @@ export const CODE_FLAGS: ReadonlyArray<string> = [
   "--experimental-vm-modules",
 ]
 
-/** `v8Flags`: heap sizing only (the front end's choice, e.g. the ACP agent's); never a permission flag. */
+const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
+
+/**
+ * The heap a plugin process starts with when the front end chooses none: a
+ * first old-generation limit of 64 MB. Its live heap is ~10 MB, and V8's
+ * first limit for that (~33 MB) leaves less room than a full young
+ * generation, so incremental marking started again after every
+ * mark-compact while frames streamed (`--trace-incremental-marking`: "Start
+ * (task) … 10MB / 33MB / 23MB"): three mark-compacts a replay of 50,204
+ * frames, half as many with this (NOTES.md, Performance, `isolation`).
+ */
+export const DEFAULT_HEAP_FLAGS: ReadonlyArray<string> = ["--initial-heap-size=64"]
+
+const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const chosen = v8Flags.filter((flag) => HEAP_FLAG.test(flag))
+  return chosen.length > 0 ? chosen : DEFAULT_HEAP_FLAGS
+}
+
+/**
+ * `v8Flags`: heap sizing only (the front end's choice, e.g. the ACP agent's,
+ * which then replaces DEFAULT_HEAP_FLAGS); never a permission flag.
+ */
 export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => [
-  ...v8Flags.filter((flag) => /^--(max|min)-[a-z-]+-size=\d+$/.test(flag)),
+  ...heapFlags(v8Flags),
   permissionFlag(),
   `--allow-fs-read=${entry}`,
   `--allow-fs-read=${bundle}`,

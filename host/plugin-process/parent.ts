@@ -140,14 +140,27 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   const lane = child.stdio[LANE_FD] as Writable
   // A write racing the child's exit fails quietly: the exit is reported once, below.
   lane.on("error", () => {})
+  /**
+   * The lane stays corked until the event loop's turn ends: what the turn's
+   * reads brought (a CLI's pipe gives 64 KiB a read, several a turn while it
+   * streams) leaves in one `writev`, headers and chunks uncopied, and wakes
+   * the child's reader once for them rather than once a chunk.
+   */
+  let uncorkQueued = false
+  const uncork = () => {
+    uncorkQueued = false
+    while (lane.writableCorked > 0) lane.uncork()
+  }
   const port: Port = {
     sendBytes: (sid, chunk) => {
       if (lane.destroyed) return
-      // Header and chunk leave in one write; the chunk is not copied.
-      lane.cork()
+      if (lane.writableCorked === 0) lane.cork()
       lane.write(frameHeader(sid, chunk.byteLength))
       lane.write(chunk)
-      process.nextTick(() => lane.uncork())
+      if (!uncorkQueued) {
+        uncorkQueued = true
+        setImmediate(uncork)
+      }
     },
     post: (batch) => {
       // A send racing the child's exit fails quietly: the exit is reported once, below.
