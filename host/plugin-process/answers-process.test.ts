@@ -7,7 +7,7 @@
  * answer no serializer can carry fails only its own call.
  */
 import { readFileSync } from "node:fs"
-import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import type { Host } from "../host.ts"
 import { startStreamHost } from "./stream-host.ts"
 import { makeTempWorld, type TempWorld } from "../testing.ts"
@@ -75,7 +75,12 @@ describe("answers, between real processes", () => {
     expect(crossed).toBeLessThan(size)
     const failed = await call
     expect(failed).toMatch(/plugin process .* exited/)
-    expect(h.logger.entries.some((e) => e.level === "error" && e.message.includes("died"))).toBe(true)
+    // The call fails at the exit; the death is reported once its processes are ended, a moment later.
+    await vi.waitFor(
+      () =>
+        expect(h.logger.entries.some((e) => e.level === "error" && e.message.includes("died"))).toBe(true),
+      { timeout: 5_000 },
+    )
     // The half frame it left is dropped with the process, never read as a batch.
     expect(h.logger.entries.filter((e) => e.message.includes("malformed"))).toEqual([])
     const { run_id } = await answer(h, 1024 * 1024)

@@ -98,7 +98,10 @@ describe("the byte lane, between real processes", () => {
     process.kill(plugin.pid, "SIGKILL")
     expect(await answer).toMatch(/exited|died/)
     await waitUntil(() => !pidAlive(pid) && h.processes().length === 0)
-    expect(h.logger.entries.some((e) => e.level === "error" && e.message.includes("died"))).toBe(true)
+    // Reported once its processes are ended (their sweeps done), which may be a moment after they leave the list.
+    const reported = () => h.logger.entries.some((e) => e.level === "error" && e.message.includes("died"))
+    await waitUntil(reported, 5_000).catch(() => undefined)
+    expect(reported()).toBe(true)
     expect((await prompt(h)).run_id).toBe(want)
     expect(h.pluginProcess()!.pid).not.toBe(plugin.pid)
   })
