@@ -56,6 +56,26 @@ describe("answers, between real processes", () => {
     expect(h.pluginProcess()!.pid).toBe(pid)
   })
 
+  it("a log line the serializer cannot carry is reported dropped, and the call goes on", async () => {
+    const h = host!
+    const { run_id } = await h.call("stream", "prompt", {
+      sessionId: "s",
+      text: JSON.stringify({ file: "", unserializableLog: true }),
+    })
+    expect(run_id).toBe("logged")
+    await vi.waitFor(
+      () =>
+        expect(
+          h.logger.entries.some(
+            (e) =>
+              e.level === "warn" && /a note message the channel cannot carry .* was dropped/.test(e.message),
+          ),
+        ).toBe(true),
+      { timeout: 5_000 },
+    )
+    expect(h.logger.entries.filter((e) => e.message.includes("bad arguments"))).toEqual([])
+  })
+
   it("a plugin process that dies mid-answer: the call fails clearly, the next one restarts it", async () => {
     const h = host!
     const first = h.pluginProcess()!.pid

@@ -250,7 +250,12 @@ export const serveBroker = (
 
   peer.onNote("log", (args) => {
     const parsed = z
-      .object({ level: z.enum(["debug", "info", "warn", "error"]), message: z.string(), data: z.unknown() })
+      .object({
+        level: z.enum(["debug", "info", "warn", "error"]),
+        message: z.string(),
+        // Optional: the child's own notes (a dropped message) carry none.
+        data: z.unknown().optional(),
+      })
       .safeParse(args)
     if (!parsed.success) return logBad("log", new BadArguments(z.prettifyError(parsed.error)))
     const { level, message, data } = parsed.data
