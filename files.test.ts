@@ -100,6 +100,28 @@ describe("LineSplitter over lent chunks", () => {
     expect(lentSplit(`${lines.join("\n")}\n`, 97)).toEqual(lines)
   })
 
+  it("hands over every line that spans chunks from one buffer it reuses, each line still its own bytes", () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `{"n":${i},"text":"${"cd".repeat(50 + i * 13)}"}`)
+    const bytes = encoder.encode(`${lines.join("\n")}\n`)
+    const seen: string[] = []
+    const buffers = new Set<ArrayBufferLike>()
+    const splitter = new LineSplitter((b) => {
+      seen.push(decoder.decode(b))
+      buffers.add(b.buffer)
+    })
+    const lent = Buffer.alloc(1000)
+    for (let at = 0; at < bytes.length; at += lent.length) {
+      const n = Math.min(lent.length, bytes.length - at)
+      lent.set(bytes.subarray(at, at + n))
+      splitter.push(lent.subarray(0, n))
+      lent.fill(0x7a)
+    }
+    splitter.end()
+    expect(seen).toEqual(lines)
+    // The chunk's buffer, and the splitter's own grown a few times (a fresh array per line and per piece before).
+    expect(buffers.size).toBeLessThan(12)
+  })
+
   it("cuts a long line that spans lent chunks from its own bytes", () => {
     const fields = Array.from({ length: 30 }, (_, i) => `field ${i}`)
     const long = `{"type":"user","text":"${"é".repeat(400)}","fields":${JSON.stringify(fields)},"tail":"end"}`
