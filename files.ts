@@ -164,7 +164,8 @@ export class LineSplitter {
   /**
    * The part of a line that spans chunks, copied into one buffer the
    * splitter owns and reuses line after line (grown by doubling, at most to
-   * the long-line limit and a chunk, for the splitter's life: one file):
+   * the long-line limit and a chunk; kept for the splitter's life, one file,
+   * unless a line outgrew `CARRY_KEPT_BYTES` and went to the cutter):
    * one copy per byte, no fresh array per piece or per join (a 1 GB read
    * made ~20 MB of such arrays wait for a collection, and copied every byte
    * twice).
@@ -240,13 +241,17 @@ export class LineSplitter {
       this.long = new LongLineCompactor(this.limits.longStringBytes)
       this.long.push(this.carry.subarray(0, this.pendingLength))
       this.pendingLength = 0
+      // The cutter holds its own copy: a buffer grown for this line is not kept for the rest of the file.
+      if (this.carry.length > CARRY_KEPT_BYTES) this.carry = new Uint8Array(0)
     }
   }
 
   private append(part: Uint8Array): void {
     const need = this.pendingLength + part.length
     if (need > this.carry.length) {
-      const grown = new Uint8Array(Math.max(need, 2 * this.carry.length, 64 * 1024))
+      // Doubling, but never past what a kept line may reach before it goes to the cutter.
+      const most = Math.max(need, this.limits.longLineBytes + part.length)
+      const grown = new Uint8Array(Math.min(most, Math.max(need, 2 * this.carry.length, 64 * 1024)))
       grown.set(this.carry.subarray(0, this.pendingLength))
       this.carry = grown
     }
@@ -283,6 +288,9 @@ export class LineSplitter {
     this.onLine(line.subarray(0, end))
   }
 }
+
+/** The largest carry buffer a splitter keeps after a line past the long-line limit. */
+const CARRY_KEPT_BYTES = 1024 * 1024
 
 /**
  * Stream a file's lines as bytes into `onLine`, keeping only lines `filter`
