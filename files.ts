@@ -163,14 +163,16 @@ export interface SplitLimits {
 export class LineSplitter {
   /**
    * The part of a line that spans chunks, copied into one buffer the
-   * splitter owns and reuses line after line (grown by doubling, at most to
-   * the long-line limit and a chunk; kept for the splitter's life, one file,
-   * unless a line outgrew `CARRY_KEPT_BYTES` and went to the cutter):
-   * one copy per byte, no fresh array per piece or per join (a 1 GB read
-   * made ~20 MB of such arrays wait for a collection, and copied every byte
-   * twice).
+   * splitter owns and reuses line after line (grown by doubling up to
+   * `CARRY_BYTES`): one copy per byte, no fresh array per piece or per join
+   * (a 1 GB read made ~20 MB of such arrays wait for a collection, and
+   * copied every byte twice). A line longer than that (rare: a huge tool
+   * result) keeps the rest as copied pieces, joined at its end or handed to
+   * the cutter, so no buffer grown for one line outlives it.
    */
   private carry = new Uint8Array(0)
+  private carried = 0
+  private pieces: Uint8Array[] = []
   private pendingLength = 0
   /** The current line's fate: undefined while fewer than LinePrefix bytes are known. */
   private keep: boolean | undefined = undefined
@@ -233,30 +235,47 @@ export class LineSplitter {
     this.append(part)
     this.most = Math.max(this.most, this.pendingLength)
     if (this.keep === undefined && this.pendingLength >= LinePrefix) {
-      this.keep = this.wanted(this.carry.subarray(0, LinePrefix))
+      this.keep = this.wanted(this.joined(LinePrefix))
       if (!this.keep) this.reset(false)
     }
     if (this.keep === true && this.pendingLength > this.limits.longLineBytes) {
       // From here on the line is cut as it arrives: what was held goes through the cutter first.
       this.long = new LongLineCompactor(this.limits.longStringBytes)
-      this.long.push(this.carry.subarray(0, this.pendingLength))
+      this.long.push(this.carry.subarray(0, this.carried))
+      for (const piece of this.pieces) this.long.push(piece)
+      this.pieces = []
+      this.carried = 0
       this.pendingLength = 0
-      // The cutter holds its own copy: a buffer grown for this line is not kept for the rest of the file.
-      if (this.carry.length > CARRY_KEPT_BYTES) this.carry = new Uint8Array(0)
     }
   }
 
   private append(part: Uint8Array): void {
-    const need = this.pendingLength + part.length
-    if (need > this.carry.length) {
-      // Doubling, but never past what a kept line may reach before it goes to the cutter.
-      const most = Math.max(need, this.limits.longLineBytes + part.length)
-      const grown = new Uint8Array(Math.min(most, Math.max(need, 2 * this.carry.length, 64 * 1024)))
-      grown.set(this.carry.subarray(0, this.pendingLength))
-      this.carry = grown
+    if (this.pieces.length === 0 && this.carried + part.length <= CARRY_BYTES) {
+      const need = this.carried + part.length
+      if (need > this.carry.length) {
+        const grown = new Uint8Array(Math.min(CARRY_BYTES, Math.max(need, 2 * this.carry.length, 64 * 1024)))
+        grown.set(this.carry.subarray(0, this.carried))
+        this.carry = grown
+      }
+      this.carry.set(part, this.carried)
+      this.carried = need
+    } else this.pieces.push(new Uint8Array(part)) // a copy: a Buffer's `slice` is a view
+    this.pendingLength += part.length
+  }
+
+  /** The first `length` pending bytes as one array (valid until the next push). */
+  private joined(length: number): Uint8Array {
+    if (length <= this.carried) return this.carry.subarray(0, length)
+    const out = new Uint8Array(length)
+    out.set(this.carry.subarray(0, this.carried))
+    let at = this.carried
+    for (const piece of this.pieces) {
+      const take = Math.min(piece.length, length - at)
+      out.set(piece.subarray(0, take), at)
+      at += take
+      if (at === length) break
     }
-    this.carry.set(part, this.pendingLength)
-    this.pendingLength = need
+    return out
   }
 
   /** A whole long line that arrived in one chunk, cut. */
@@ -271,7 +290,7 @@ export class LineSplitter {
       this.emit(this.long.finish())
       this.long = undefined
     } else if (this.keep !== false && this.pendingLength > 0) {
-      const line = this.carry.subarray(0, this.pendingLength)
+      const line = this.joined(this.pendingLength)
       if (this.keep === true || this.wanted(line)) this.emit(line)
     }
     this.reset(undefined)
@@ -280,6 +299,8 @@ export class LineSplitter {
   private reset(keep: boolean | undefined): void {
     this.long = undefined
     this.pendingLength = 0
+    this.carried = 0
+    this.pieces = []
     this.keep = keep
   }
 
@@ -289,8 +310,8 @@ export class LineSplitter {
   }
 }
 
-/** The largest carry buffer a splitter keeps after a line past the long-line limit. */
-const CARRY_KEPT_BYTES = 1024 * 1024
+/** The most a splitter's carry buffer grows to (a longer line's rest is kept in pieces). */
+const CARRY_BYTES = 1024 * 1024
 
 /**
  * Stream a file's lines as bytes into `onLine`, keeping only lines `filter`
