@@ -132,7 +132,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   // Two floors: the bytes read and split (parsing nothing), and that plus JSON.parse of exactly the
   // lines the reader parses (chain.ts `isParsedLine`), the least a reader that returns them must do.
   console.log(
-    "\nread_session              size    time     floor    ratio   floor+parse  ratio    CPU: read  floor+parse  ratio   peak     answer text   items   parsed lines",
+    "\nread_session              size    time     floor    ratio   floor+parse  ratio    CPU: read    floor  ratio  floor+parse  ratio   peak     answer text   items   parsed lines",
   )
   let readAtLargest = { ratio: 0, parseRatio: 0, peak: 0, mb: 0 }
   const readLine = (label: string, t: ReadTarget) => {
@@ -144,11 +144,12 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     const ratio = paired(ours, floor)
     const parseRatio = paired(ours, parse)
     const cpuRatio = median(ours.map((s, i) => s.cpuMs / (parse[i] ?? s).cpuMs))
+    const cpuFloorRatio = median(ours.map((s, i) => s.cpuMs / (floor[i] ?? s).cpuMs))
     const cpu = (xs: ReadonlyArray<Measured>) => median(xs.map((s) => s.cpuMs))
     const peak = added(ours)
     const parsed = parse[0]
     console.log(
-      `${label.padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(ours)).padStart(7)} ms ${fixed(ms(floor)).padStart(6)} ms ${ratio.toFixed(2).padStart(6)}x ${fixed(ms(parse)).padStart(9)} ms ${parseRatio.toFixed(2).padStart(6)}x ${fixed(cpu(ours)).padStart(8)} ms ${fixed(cpu(parse)).padStart(8)} ms ${cpuRatio.toFixed(2).padStart(6)}x ${mb(peak).padStart(9)} ${mb(median(ours.map((s) => s.returned))).padStart(10)}   ${ours[0]?.count}   ${parsed?.parsedLines} (${mb(parsed?.parsedBytes ?? 0)})`,
+      `${label.padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(ours)).padStart(7)} ms ${fixed(ms(floor)).padStart(6)} ms ${ratio.toFixed(2).padStart(6)}x ${fixed(ms(parse)).padStart(9)} ms ${parseRatio.toFixed(2).padStart(6)}x ${fixed(cpu(ours)).padStart(8)} ms ${fixed(cpu(floor)).padStart(6)} ms ${cpuFloorRatio.toFixed(2).padStart(6)}x ${fixed(cpu(parse)).padStart(8)} ms ${cpuRatio.toFixed(2).padStart(6)}x ${mb(peak).padStart(9)} ${mb(median(ours.map((s) => s.returned))).padStart(10)}   ${ours[0]?.count}   ${parsed?.parsedLines} (${mb(parsed?.parsedBytes ?? 0)})`,
     )
     return { ratio, parseRatio, peak }
   }
