@@ -71,6 +71,13 @@ const classify = (prefix: Uint8Array): Read => {
 }
 
 /**
+ * Whether the reader parses a line, by its first bytes (at most
+ * files.ts `LinePrefix`): the scale bench's second floor parses exactly
+ * these lines.
+ */
+export const isParsedLine = (prefix: Uint8Array): boolean => classify(prefix) === Read.Parse
+
+/**
  * An attachment's links without parsing it: `parentUuid` opens the line, and
  * `uuid` follows the attachment object, so it is searched from the end
  * (only `rendered` text and a few short fields come after it).

@@ -100,6 +100,71 @@ describe("LineSplitter over lent chunks", () => {
     expect(lentSplit(`${lines.join("\n")}\n`, 97)).toEqual(lines)
   })
 
+  it("hands over every line that spans chunks from one buffer it reuses, each line still its own bytes", () => {
+    const lines = Array.from({ length: 200 }, (_, i) => `{"n":${i},"text":"${"cd".repeat(50 + i * 13)}"}`)
+    const bytes = encoder.encode(`${lines.join("\n")}\n`)
+    const seen: string[] = []
+    const buffers = new Set<ArrayBufferLike>()
+    const splitter = new LineSplitter((b) => {
+      seen.push(decoder.decode(b))
+      buffers.add(b.buffer)
+    })
+    const lent = Buffer.alloc(1000)
+    for (let at = 0; at < bytes.length; at += lent.length) {
+      const n = Math.min(lent.length, bytes.length - at)
+      lent.set(bytes.subarray(at, at + n))
+      splitter.push(lent.subarray(0, n))
+      lent.fill(0x7a)
+    }
+    splitter.end()
+    expect(seen).toEqual(lines)
+    // The chunk's buffer, and the splitter's own grown a few times (a fresh array per line and per piece before).
+    expect(buffers.size).toBeLessThan(12)
+  })
+
+  it("hands over the text's own lines on every path (carried, carried and pieces, cut) at several chunkings", () => {
+    // Lines under the 1 MiB carry, past it (the rest in pieces), and past the 4 MiB limit (cut);
+    // skipped by the filter or kept; CRLF; two-byte characters; with and without a last newline.
+    const sizes = [0, 3, 600, 70_000, 300_000, 1_600_000, 3_900_000, 4_300_000]
+    let seed = 7
+    const pick = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return Math.floor((seed / 2147483648) * n) // the high bits: the low ones of this generator cycle
+    }
+    const skipped = (line: string) => line.startsWith('{"type":"skip"')
+    for (let round = 0; round < 16; round++) {
+      const lines = Array.from({ length: 6 }, () => {
+        const n = sizes[pick(sizes.length)] as number
+        const kind = pick(3)
+        if (kind === 0) return `{"type":"user","t":"${"a".repeat(n)}"}`
+        if (kind === 1) return `{"type":"skip","t":"${"b".repeat(n)}"}`
+        return `{"type":"user","t":"${"é".repeat(n >> 1)}"}\r`
+      })
+      const bytes = encoder.encode(lines.join("\n") + (pick(2) === 0 ? "\n" : ""))
+      const out: string[] = []
+      const splitter = new LineSplitter(
+        (b) => out.push(decoder.decode(b)),
+        (prefix) => !skipped(decoder.decode(prefix)),
+        { longLineBytes: 4 * 1024 * 1024, longStringBytes: 1000 },
+      )
+      const lent = Buffer.alloc([997, 65_536, 262_144, 1 << 20][pick(4)] as number)
+      for (let at = 0; at < bytes.length; at += lent.length) {
+        const n = Math.min(lent.length, bytes.length - at)
+        lent.set(bytes.subarray(at, at + n))
+        splitter.push(lent.subarray(0, n))
+        lent.fill(0x7a)
+      }
+      splitter.end()
+      const want = lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)).filter((l) => !skipped(l))
+      expect(out).toHaveLength(want.length)
+      want.forEach((line, i) => {
+        const got = out[i] as string
+        if (encoder.encode(line).length <= 4 * 1024 * 1024) expect(got === line).toBe(true)
+        else expect((JSON.parse(got) as { t: string }).t).toMatch(/ \[… truncated: /)
+      })
+    }
+  })
+
   it("cuts a long line that spans lent chunks from its own bytes", () => {
     const fields = Array.from({ length: 30 }, (_, i) => `field ${i}`)
     const long = `{"type":"user","text":"${"é".repeat(400)}","fields":${JSON.stringify(fields)},"tail":"end"}`

@@ -161,6 +161,17 @@ export interface SplitLimits {
  * drops if it fails.
  */
 export class LineSplitter {
+  /**
+   * The part of a line that spans chunks, copied into one buffer the
+   * splitter owns and reuses line after line (grown by doubling up to
+   * `CARRY_BYTES`): one copy per byte, no fresh array per piece or per join
+   * (a 1 GB read made ~20 MB of such arrays wait for a collection, and
+   * copied every byte twice). A line longer than that (rare: a huge tool
+   * result) keeps the rest as copied pieces, joined at its end or handed to
+   * the cutter, so no buffer grown for one line outlives it.
+   */
+  private carry = new Uint8Array(0)
+  private carried = 0
   private pieces: Uint8Array[] = []
   private pendingLength = 0
   /** The current line's fate: undefined while fewer than LinePrefix bytes are known. */
@@ -221,8 +232,7 @@ export class LineSplitter {
       return
     }
     // Own the bytes: the chunk may be reused by its producer.
-    this.pieces.push(new Uint8Array(part))
-    this.pendingLength += part.length
+    this.append(part)
     this.most = Math.max(this.most, this.pendingLength)
     if (this.keep === undefined && this.pendingLength >= LinePrefix) {
       this.keep = this.wanted(this.joined(LinePrefix))
@@ -231,10 +241,41 @@ export class LineSplitter {
     if (this.keep === true && this.pendingLength > this.limits.longLineBytes) {
       // From here on the line is cut as it arrives: what was held goes through the cutter first.
       this.long = new LongLineCompactor(this.limits.longStringBytes)
+      this.long.push(this.carry.subarray(0, this.carried))
       for (const piece of this.pieces) this.long.push(piece)
       this.pieces = []
+      this.carried = 0
       this.pendingLength = 0
     }
+  }
+
+  private append(part: Uint8Array): void {
+    if (this.pieces.length === 0 && this.carried + part.length <= CARRY_BYTES) {
+      const need = this.carried + part.length
+      if (need > this.carry.length) {
+        const grown = new Uint8Array(Math.min(CARRY_BYTES, Math.max(need, 2 * this.carry.length, 64 * 1024)))
+        grown.set(this.carry.subarray(0, this.carried))
+        this.carry = grown
+      }
+      this.carry.set(part, this.carried)
+      this.carried = need
+    } else this.pieces.push(new Uint8Array(part)) // a copy: a Buffer's `slice` is a view
+    this.pendingLength += part.length
+  }
+
+  /** The first `length` pending bytes as one array (valid until the next push). */
+  private joined(length: number): Uint8Array {
+    if (length <= this.carried) return this.carry.subarray(0, length)
+    const out = new Uint8Array(length)
+    out.set(this.carry.subarray(0, this.carried))
+    let at = this.carried
+    for (const piece of this.pieces) {
+      const take = Math.min(piece.length, length - at)
+      out.set(piece.subarray(0, take), at)
+      at += take
+      if (at === length) break
+    }
+    return out
   }
 
   /** A whole long line that arrived in one chunk, cut. */
@@ -257,25 +298,10 @@ export class LineSplitter {
 
   private reset(keep: boolean | undefined): void {
     this.long = undefined
-    this.pieces = []
     this.pendingLength = 0
+    this.carried = 0
+    this.pieces = []
     this.keep = keep
-  }
-
-  /** The first `length` pending bytes as one array. */
-  private joined(length: number): Uint8Array {
-    const first = this.pieces[0]
-    if (first !== undefined && first.length >= length) return first.subarray(0, length)
-    const out = new Uint8Array(length)
-    let at = 0
-    for (const piece of this.pieces) {
-      const take = Math.min(piece.length, length - at)
-      out.set(piece.subarray(0, take), at)
-      at += take
-      if (at === length) break
-    }
-    if (this.pieces.length > 1 && length === this.pendingLength) this.pieces = [out]
-    return out
   }
 
   private emit(line: Uint8Array): void {
@@ -283,6 +309,9 @@ export class LineSplitter {
     this.onLine(line.subarray(0, end))
   }
 }
+
+/** The most a splitter's carry buffer grows to (a longer line's rest is kept in pieces). */
+const CARRY_BYTES = 1024 * 1024
 
 /**
  * Stream a file's lines as bytes into `onLine`, keeping only lines `filter`

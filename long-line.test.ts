@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { describe, expect, it } from "vitest"
 import { LineSplitter } from "./files.ts"
 import { cutNote, grouped, LongLineCompactor } from "./long-line.ts"
@@ -81,5 +83,33 @@ describe("LineSplitter over a huge line", () => {
     // Memory: the splitter held about the limit, not the 200 MB line.
     expect(splitter.mostHeldBytes).toBeLessThan(6 * 1024 * 1024)
     expect((lines[1] as string).length).toBeLessThan(200 * 1024)
+  })
+
+  it("keeps no buffer grown for a huge line once the line went to the cutter", () => {
+    setFlagsFromString("--expose-gc")
+    const gc = runInNewContext("gc") as () => void
+    const arrayBuffers = () => {
+      // The second collection finishes the first one's sweep of array buffers.
+      gc()
+      gc()
+      return process.memoryUsage().arrayBuffers
+    }
+    const bytes = encoder.encode(
+      `{"type":"user","text":"${"q".repeat(12 * 1024 * 1024)}"}\n{"type":"user"}\n`,
+    )
+    const chunk = new Uint8Array(256 * 1024)
+    const before = arrayBuffers()
+    let lines = 0
+    const splitter = new LineSplitter(() => lines++)
+    for (let at = 0; at < bytes.length; at += chunk.length) {
+      const n = Math.min(chunk.length, bytes.length - at)
+      chunk.set(bytes.subarray(at, at + n))
+      splitter.push(chunk.subarray(0, n))
+    }
+    splitter.end()
+    expect(lines).toBe(2)
+    // The splitter lives on (a file's read goes on): a carry grown for the 12 MB line (8 MiB at first) stayed with it.
+    expect(arrayBuffers() - before).toBeLessThan(2 * 1024 * 1024)
+    expect(splitter.mostHeldBytes).toBeLessThan(6 * 1024 * 1024)
   })
 })

@@ -2,14 +2,19 @@
  * What a read answer holds in memory: each tool output once, though the CLI
  * stores it twice (the result's content and `toolUseResult`) and the answer
  * carries both (`output_text`, `output`). Measured as the heap after a full
- * collection, with the records dropped and only the items kept; and while a
- * chain holds its records, before any item is built.
+ * collection, with the records dropped and only the items kept; while a
+ * chain holds its records, before any item is built; and the stored agents
+ * as read, before they are placed.
  */
 import { runInNewContext } from "node:vm"
 import { setFlagsFromString } from "node:v8"
+import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { chainOf, keptRecord } from "./chain.ts"
 import { recordsToItems } from "./records.ts"
+import { Fs } from "./sdk/plugin-api.ts"
+import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
+import { readStoredAgents } from "./subagents.ts"
 
 setFlagsFromString("--expose-gc")
 const gc = runInNewContext("gc") as () => void
@@ -72,6 +77,50 @@ describe("a read answer's memory", () => {
       expect(record.toolUseResult).toMatchObject({ stdout: texts[i], file: { content: texts[i] } })
     // Three copies each while the chain held them as parsed (60 MB here); one now.
     expect(held).toBeLessThan(RESULTS * OUTPUT_CHARS * 1.5)
+  })
+
+  it("stored agents as read hold their items, not their records", async () => {
+    const AGENTS = 20
+    const BULK = 1_000_000
+    const folder = "/home/user/.claude/projects/-w/s"
+    const files: Record<string, string> = {}
+    for (let i = 0; i < AGENTS; i++) {
+      const records = [
+        {
+          parentUuid: null,
+          isSidechain: true,
+          agentId: `a${i}`,
+          type: "user",
+          message: { role: "user", content: "go" },
+          uuid: `u${i}`,
+        },
+        {
+          parentUuid: `u${i}`,
+          isSidechain: true,
+          agentId: `a${i}`,
+          type: "assistant",
+          message: { role: "assistant", content: [{ type: "text", text: `done ${i}` }] },
+          uuid: `r${i}`,
+          // A field the chain keeps (it names only the fields it drops) and no item shows.
+          bulk: `${i}`.padEnd(BULK, "z"),
+        },
+      ]
+      files[`${folder}/subagents/agent-a${i}.jsonl`] = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`
+      files[`${folder}/subagents/agent-a${i}.meta.json`] = JSON.stringify({
+        agentType: "general-purpose",
+        toolUseId: `t${i}`,
+      })
+    }
+    const broker = makeMemoryBroker({ files })
+    const read = readStoredAgents(folder).pipe(Effect.provide(Layer.succeed(Fs, broker.api.fs)))
+    const before = heap()
+    const agents = await Effect.runPromise(read)
+    const held = heap() - before
+    expect(agents).toHaveLength(AGENTS)
+    for (const agent of agents)
+      expect(agent.items).toMatchObject([{ type: "assistant", text: `done ${agent.agentId.slice(1)}` }])
+    // Every agent's records held until all were read and placed before (20 MB here).
+    expect(held).toBeLessThan(AGENTS * BULK * 0.25)
   })
 
   it("a kept record leaves out the CLI's bookkeeping, and keeps every field it does not name", () => {

@@ -31,6 +31,44 @@ export interface StoredAgent {
   readonly prompt?: string
 }
 
+/**
+ * A stored agent as the read keeps it: its items built (tagged with its task
+ * id) and the few facts placing it needs taken from its records, which are
+ * let go as soon as the agent is read (the 1 GB session's 233 agents held
+ * ~28 MB of records at once, read to the last before any was placed).
+ */
+export interface LoadedAgent {
+  readonly agentId: string
+  readonly meta: StoredAgentMeta
+  readonly prompt?: string
+  /** `meta.toolUseId`, else the agent id: its task's id and every item's `task_id`. */
+  readonly taskId: string
+  /** Its conversation's items, its own children not yet placed inside. */
+  readonly items: TranscriptItem[]
+  /** The notifications of its chain (its background children's ends). */
+  readonly notifications: Map<string, TaskNotification>
+  /** The ids of the tool calls its records made (which agent spawned which). */
+  readonly callIds: ReadonlySet<string>
+  /** The model of its first assistant message. */
+  readonly model?: string
+}
+
+/** What the read keeps of a stored agent (`LoadedAgent`); its records are not held by it. */
+export const loadedAgent = (agent: StoredAgent): LoadedAgent => {
+  const taskId = agent.meta.toolUseId ?? agent.agentId
+  const model = firstModel(agent.records)
+  return {
+    agentId: agent.agentId,
+    meta: agent.meta,
+    ...(agent.prompt === undefined ? {} : { prompt: agent.prompt }),
+    taskId,
+    items: recordsToItems(agent.records, { taskId }),
+    notifications: notificationsIn(agent.records),
+    callIds: callIdsIn(agent.records),
+    ...(model === undefined ? {} : { model }),
+  }
+}
+
 /** What the meta file says, null and empty fields left out. */
 export interface StoredAgentMeta {
   readonly agentType?: string
@@ -85,8 +123,11 @@ const agentFiles = (dir: string): Effect.Effect<Array<{ agentId: string; dir: st
     return [...here, ...below.flat()]
   })
 
-/** Read every stored subagent of a session (its folder is `<project dir>/<session id>`). */
-export const readStoredAgents = (sessionFolder: string): Effect.Effect<StoredAgent[], never, Fs> =>
+/**
+ * Read every stored subagent of a session (its folder is `<project
+ * dir>/<session id>`), each mapped to its items as soon as it is read.
+ */
+export const readStoredAgents = (sessionFolder: string): Effect.Effect<LoadedAgent[], never, Fs> =>
   Effect.gen(function* () {
     const files = yield* agentFiles(join(sessionFolder, "subagents"))
     return yield* Effect.forEach(
@@ -98,12 +139,12 @@ export const readStoredAgents = (sessionFolder: string): Effect.Effect<StoredAge
           const [first, ...rest] = chain.records
           const opening = first !== undefined && first.type === "user" && !hasToolResult(first)
           const prompt = opening ? recordText(first) : undefined
-          return {
+          return loadedAgent({
             agentId,
             meta,
             records: opening ? rest : chain.records,
             ...(prompt ? { prompt } : {}),
-          }
+          })
         }),
       { concurrency: 4 },
     )
@@ -150,14 +191,14 @@ const firstModel = (records: ReadonlyArray<StoredRecord>): string | undefined =>
  * notification of its end; its items with its own children placed inside.
  */
 const taskFor = (
-  agent: StoredAgent,
+  agent: LoadedAgent,
   call: ToolCall | undefined,
   notifications: Map<string, TaskNotification>,
   parentTaskId: string | undefined,
-  itemsOf: (agent: StoredAgent, taskId: string) => TranscriptItem[],
+  itemsOf: (agent: LoadedAgent) => TranscriptItem[],
 ): Extract<TranscriptItem, { type: "task" }> => {
-  const taskId = agent.meta.toolUseId ?? agent.agentId
-  const items = itemsOf(agent, taskId)
+  const taskId = agent.taskId
+  const items = itemsOf(agent)
   const notification = notifications.get(taskId) ?? notifications.get(agent.agentId)
   const input = (call?.input ?? {}) as Record<string, unknown>
   const state = newTaskState(taskId, "agent")
@@ -167,7 +208,7 @@ const taskFor = (
   const name = nonEmpty(input.subagent_type) ?? agent.meta.agentType
   if (name !== undefined) state.name = name
   if (prompt !== undefined) state.prompt = prompt
-  const model = firstModel(agent.records) ?? agent.meta.model
+  const model = agent.model ?? agent.meta.model
   if (model !== undefined) state.model = model
   if (typeof input.run_in_background === "boolean") state.background = input.run_in_background
   if (agent.meta.requestShape === "background" || isLaunch(call?.output)) state.background = true
@@ -238,11 +279,11 @@ const callIdsIn = (records: ReadonlyArray<StoredRecord>): Set<string> => {
  * is stored, else the agent whose transcript file holds the spawning call
  * (older metas, and depth 2 without the field); undefined: the main chat.
  */
-const parentsOf = (agents: ReadonlyArray<StoredAgent>) => {
+const parentsOf = (agents: ReadonlyArray<LoadedAgent>) => {
   const known = new Set(agents.map((a) => a.agentId))
   const callOwner = new Map<string, string>()
-  for (const agent of agents) for (const id of callIdsIn(agent.records)) callOwner.set(id, agent.agentId)
-  return (agent: StoredAgent): string | undefined => {
+  for (const agent of agents) for (const id of agent.callIds) callOwner.set(id, agent.agentId)
+  return (agent: LoadedAgent): string | undefined => {
     const declared = agent.meta.parentAgentId
     if (declared !== undefined && known.has(declared)) return declared
     const owner = agent.meta.toolUseId === undefined ? undefined : callOwner.get(agent.meta.toolUseId)
@@ -260,15 +301,15 @@ export const placeAgents = (
   items: ReadonlyArray<TranscriptItem>,
   records: ReadonlyArray<StoredRecord>,
   agents: ReadonlyArray<StoredAgent>,
-): TranscriptItem[] => placeAgentsWith(items, notificationsIn(records), agents)
+): TranscriptItem[] => placeAgentsWith(items, notificationsIn(records), agents.map(loadedAgent))
 
-/** `placeAgents` given the notifications of the conversation's chain (`notificationsIn`), not its records. */
+/** `placeAgents` given the notifications of the conversation's chain (`notificationsIn`) and the agents as read. */
 const placeAgentsWith = (
   items: ReadonlyArray<TranscriptItem>,
   notifications: Map<string, TaskNotification>,
-  agents: ReadonlyArray<StoredAgent>,
+  agents: ReadonlyArray<LoadedAgent>,
 ): TranscriptItem[] => {
-  const byParent = new Map<string | undefined, StoredAgent[]>()
+  const byParent = new Map<string | undefined, LoadedAgent[]>()
   const parentOf = parentsOf(agents)
   for (const agent of agents) {
     const parent = parentOf(agent)
@@ -307,13 +348,8 @@ const placeAgentsWith = (
           : findToolCall([...target, ...[...tasksAfter.values()].flat()], toolUseId)
       // An agent of a rewound branch: its spawning call is no longer in the conversation.
       if (call === undefined) continue
-      const task = taskFor(agent, call.call, notifications, parentTaskId, (self, taskId) =>
-        placeChildren(
-          recordsToItems(self.records, { taskId }),
-          self.agentId,
-          taskId,
-          notificationsIn(self.records),
-        ),
+      const task = taskFor(agent, call.call, notifications, parentTaskId, (self) =>
+        placeChildren(self.items, self.agentId, self.taskId, self.notifications),
       )
       if (at === undefined || top?.type !== "tool_call") continue
       tasksAfter.set(at, [...(tasksAfter.get(at) ?? []), task])

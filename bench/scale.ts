@@ -5,8 +5,10 @@
  *
  * - read: read_session on sessions of 10, 100, 300 and 1,000 MB (the
  *   transcript compacted every 40 turns, a subagent every 10 turns, the
- *   agents' transcripts ~40% of the bytes), against the floor of reading the
- *   bytes of every file and finding the line breaks; time and the call's own
+ *   agents' transcripts ~40% of the bytes), against two floors: reading the
+ *   bytes of every file and finding the line breaks, and that plus decoding
+ *   and `JSON.parse` of exactly the lines the reader parses (their count and
+ *   bytes printed; wall and CPU ratios); time and the call's own
  *   peak memory (peak RSS during the call less RSS before it), and the text
  *   the answer holds;
  * - huge record: a 4 MB transcript ending in one tool result record of 12
@@ -28,7 +30,7 @@
  *   npm run bench -- scale --quick     small sizes, for development
  *   npm run bench -- scale --clean     delete the scale corpora
  *
- * Last line: `scale: read <r>x floor at 1 GB (<p> MB peak), list <l>x floor
+ * Last line: `scale: read <r>x floor at 1 GB (<p> MB peak, <q>x floor+parse), list <l>x floor
  * at 50k, mapper <m>x JSON.parse at turn 10k, session <s> µs/frame (…),
  * idle <i> KB/session, startup +<t> ms`.
  */
@@ -69,6 +71,9 @@ const QUICK: Plan = { runs: 3, readMb: [10, 30], hugeMb: [12], listCounts: [1000
 
 interface Measured extends Sample {
   readonly returned: number
+  /** floor-parse: the lines it parsed (those the reader parses) and their bytes. */
+  readonly parsedLines?: number
+  readonly parsedBytes?: number
 }
 
 const median = (xs: ReadonlyArray<number>): number => {
@@ -124,21 +129,29 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   )
 
   // --- read -----------------------------------------------------------------
+  // Two floors: the bytes read and split (parsing nothing), and that plus JSON.parse of exactly the
+  // lines the reader parses (chain.ts `isParsedLine`), the least a reader that returns them must do.
   console.log(
-    "\nread_session              size    time     floor    ratio   MB/s    peak     answer text   items",
+    "\nread_session              size    time     floor    ratio   floor+parse  ratio    CPU: read    floor  ratio  floor+parse  ratio   peak     answer text   items   parsed lines",
   )
-  let readAtLargest = { ratio: 0, peak: 0, mb: 0 }
+  let readAtLargest = { ratio: 0, parseRatio: 0, peak: 0, mb: 0 }
   const readLine = (label: string, t: ReadTarget) => {
-    const [ours = [], floor = []] = rounds(plan.runs, [
+    const [ours = [], floor = [], parse = []] = rounds(plan.runs, [
       call("read", t.configDir, t.cwd, t.id),
       call("floor-read", ...t.paths),
+      call("floor-parse", ...t.paths),
     ])
     const ratio = paired(ours, floor)
+    const parseRatio = paired(ours, parse)
+    const cpuRatio = median(ours.map((s, i) => s.cpuMs / (parse[i] ?? s).cpuMs))
+    const cpuFloorRatio = median(ours.map((s, i) => s.cpuMs / (floor[i] ?? s).cpuMs))
+    const cpu = (xs: ReadonlyArray<Measured>) => median(xs.map((s) => s.cpuMs))
     const peak = added(ours)
+    const parsed = parse[0]
     console.log(
-      `${label.padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(ours)).padStart(7)} ms ${fixed(ms(floor)).padStart(6)} ms ${ratio.toFixed(2).padStart(6)}x ${fixed(t.bytes / 1e6 / (ms(ours) / 1000)).padStart(6)} ${mb(peak).padStart(9)} ${mb(median(ours.map((s) => s.returned))).padStart(10)}   ${ours[0]?.count}`,
+      `${label.padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(ours)).padStart(7)} ms ${fixed(ms(floor)).padStart(6)} ms ${ratio.toFixed(2).padStart(6)}x ${fixed(ms(parse)).padStart(9)} ms ${parseRatio.toFixed(2).padStart(6)}x ${fixed(cpu(ours)).padStart(8)} ms ${fixed(cpu(floor)).padStart(6)} ms ${cpuFloorRatio.toFixed(2).padStart(6)}x ${fixed(cpu(parse)).padStart(8)} ms ${cpuRatio.toFixed(2).padStart(6)}x ${mb(peak).padStart(9)} ${mb(median(ours.map((s) => s.returned))).padStart(10)}   ${ours[0]?.count}   ${parsed?.parsedLines} (${mb(parsed?.parsedBytes ?? 0)})`,
     )
-    return { ratio, peak }
+    return { ratio, parseRatio, peak }
   }
   for (const size of plan.readMb) {
     const r = readLine(`session ${size} MB`, ensureReadTarget(size))
@@ -192,6 +205,6 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   const size = readAtLargest.mb >= 1000 ? `${readAtLargest.mb / 1000} GB` : `${readAtLargest.mb} MB`
   const count = listAtLargest.count >= 1000 ? `${listAtLargest.count / 1000}k` : String(listAtLargest.count)
   console.log(
-    `scale: read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak), list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}, ${liveHeadline(live)}`,
+    `scale: read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak, ${readAtLargest.parseRatio.toFixed(2)}x floor+parse), list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}, ${liveHeadline(live)}`,
   )
 }

@@ -9,7 +9,10 @@
  *   a copy), unless the consumer asked for chunks lent (`StreamOptions.lend`:
  *   done with each before it pulls the next): then one buffer is read into
  *   again and again, and a long read costs no fresh memory per chunk (no page
- *   faults, no external memory for the collector to chase);
+ *   faults, no external memory for the collector to chase); that buffer goes
+ *   to the next lent stream once this one has ended (the caller is done with
+ *   a lent chunk when it pulls again, and the end is a pull), so a session's
+ *   233 agent files cost one buffer, not 233 waiting for a collection;
  * - a pull reads one chunk with a positional `readSync`: no thread-pool
  *   round trip and no read-ahead, so the stream holds one chunk at a time
  *   and the reader never waits idle for the pool (measured: a 93 MB session
@@ -28,6 +31,15 @@ export const FILE_CHUNK_BYTES = 256 * 1024
 /** Chunks read between two turns of the event loop (4 MiB). */
 const YIELD_EVERY = 16
 
+/** A lent buffer whose stream has ended, for the next lent stream. */
+let spare: Buffer | undefined
+
+const takeLent = (bytes: number): Buffer => {
+  const buffer = spare !== undefined && spare.length === bytes ? spare : Buffer.allocUnsafeSlow(bytes)
+  spare = undefined
+  return buffer
+}
+
 /**
  * The stream of `fd`'s bytes from `start`; `close` (the descriptor's owner
  * letting go) runs once when it ends; `lend`: every chunk in one buffer.
@@ -44,7 +56,7 @@ export const fileChunks = (
       let position = Math.max(0, Math.floor(start))
       let reads = 0
       let ended = false
-      const lent = lend ? Buffer.allocUnsafeSlow(chunkBytes) : undefined
+      const lent = lend ? takeLent(chunkBytes) : undefined
       const readChunk = Effect.suspend(() => {
         if (ended) return Cause.done()
         const buffer = lent ?? Buffer.allocUnsafeSlow(chunkBytes)
@@ -56,6 +68,8 @@ export const fileChunks = (
         }
         if (n === 0) {
           ended = true
+          // Pulled to its end: the caller is done with the last chunk. A stream left early keeps its buffer.
+          if (lent !== undefined) spare = lent
           return Cause.done()
         }
         position += n

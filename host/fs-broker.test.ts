@@ -251,6 +251,41 @@ describe("fs operations", () => {
     expect(buffers.size).toBe(1)
   })
 
+  it("lent streams one after another read into one buffer; a stream read while another is lent gets its own", async () => {
+    const a = world.write(join(world.home, ".claude/a.txt"), "a".repeat(600_000))
+    const b = world.write(join(world.home, ".claude/b.txt"), "b".repeat(600_000))
+    const lentRead = async (file: string, during?: () => Promise<unknown>) => {
+      const buffers = new Set<ArrayBufferLike>()
+      let text = ""
+      let first = true
+      await run(
+        Stream.runForEach((await run(fs().stream(file, 0, { lend: true })))!, (chunk) =>
+          Effect.promise(async () => {
+            buffers.add(chunk.buffer)
+            text += Buffer.from(chunk).toString()
+            if (first && during !== undefined) await during()
+            first = false
+          }),
+        ),
+      )
+      return { buffers: [...buffers], text }
+    }
+    const first = await lentRead(a)
+    const second = await lentRead(b)
+    expect(second.text).toBe("b".repeat(600_000))
+    // One buffer per lent stream before (a session's 233 agent files: 233 buffers waiting for a collection).
+    expect(second.buffers).toHaveLength(1)
+    expect(second.buffers[0] === first.buffers[0]).toBe(true)
+    let inner: { buffers: ArrayBufferLike[]; text: string } | undefined
+    const outer = await lentRead(a, async () => {
+      inner = await lentRead(b)
+    })
+    expect(outer.text).toBe("a".repeat(600_000))
+    expect(inner?.text).toBe("b".repeat(600_000))
+    expect(inner?.buffers).toHaveLength(1)
+    expect(outer.buffers[0] === inner?.buffers[0]).toBe(false)
+  })
+
   it("a long stream lets the event loop turn at least every 4 MiB", async () => {
     const file = world.write(join(world.home, ".claude/long.txt"), "x".repeat(32 * 1024 * 1024))
     let turns = 0

@@ -1,0 +1,110 @@
+/**
+ * The scale benchmark's read series for two (or more) trees side by side,
+ * interleaved round by round: each tree's `bench/scale-worker.ts` bundled by
+ * esbuild, then per round each tree's read_session and the two floors (the
+ * bytes read and split; that plus JSON.parse of the lines the reader
+ * parses), each a fresh process, the order of the trees rotated every round.
+ * On a shared machine the wall times swing with the load, so each line
+ * gives CPU medians and spreads beside them, and the load average.
+ *
+ *   npm run bench -- read-ab <rounds> <MB> main=/tmp/main-copy this=.
+ *   npm run bench -- read-ab <rounds> <MB> main=… this=. -- --max-semi-space-size=1   (node flags for the reads)
+ *
+ * `<MB>`: 10, 100, 300 or 1000 (bench/scale-corpus.ts's read corpora), or
+ * huge-12 / huge-100. The floors run with the last tree's worker (it must
+ * know `floor-parse`). A tree needs its own `node_modules` only for esbuild.
+ * Last line: `read-ab: <name> <t> ms CPU (<p> MB peak); …`.
+ */
+import { readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { build } from "esbuild"
+import type { Sample } from "./sample.ts"
+import { ensureHugeRecord, ensureReadTarget } from "./scale-corpus.ts"
+import { runWorkerJson } from "./worker-json.ts"
+
+const workDir = join(import.meta.dirname, "..", "node_modules", ".cache", "read-ab")
+
+interface Measured extends Sample {
+  readonly returned: number
+  readonly parsedLines?: number
+  readonly parsedBytes?: number
+}
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] ?? Number.NaN
+}
+const spread = (xs: ReadonlyArray<number>) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`
+const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const mib = (bytes: number) => bytes / 1024 / 1024
+
+const bundle = async (name: string, dir: string): Promise<{ name: string; worker: string }> => {
+  const worker = join(workDir, `${name}-worker.mjs`)
+  await build({
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "error",
+    entryPoints: [join(resolve(dir), "bench/scale-worker.ts")],
+    outfile: worker,
+  })
+  return { name, worker }
+}
+
+export const main = async (args: ReadonlyArray<string>): Promise<void> => {
+  const split = args.indexOf("--")
+  const [roundsArg = "5", sizeArg = "100", ...treeArgs] = split < 0 ? args : args.slice(0, split)
+  const nodeFlags = split < 0 ? [] : args.slice(split + 1)
+  const rounds = Number(roundsArg)
+  if (treeArgs.length === 0) throw new Error("read-ab: name the trees, name=<dir> …")
+  const target = sizeArg.startsWith("huge-")
+    ? ensureHugeRecord(Number(sizeArg.slice(5)))
+    : ensureReadTarget(Number(sizeArg))
+  const trees = []
+  for (const arg of treeArgs) {
+    const at = arg.indexOf("=")
+    trees.push(await bundle(arg.slice(0, at), arg.slice(at + 1)))
+  }
+  const floorWorker = (trees[trees.length - 1] as { worker: string }).worker
+  const env = { BENCH_STORAGE: join(workDir, "storage.json") }
+  const read = (worker: string) =>
+    runWorkerJson<Measured>([...nodeFlags, worker, "read", target.configDir, target.cwd, target.id], env)
+  const floor = (mode: string) => runWorkerJson<Measured>([floorWorker, mode, ...target.paths], env)
+  console.log(
+    `load average before: ${load()}; ${sizeArg} (${mib(target.bytes).toFixed(1)} MB), ${rounds} rounds, trees rotated${nodeFlags.length > 0 ? `; reads run with ${nodeFlags.join(" ")}` : ""}`,
+  )
+  const reads = new Map<string, Measured[]>(trees.map((t) => [t.name, []]))
+  const floors: Measured[] = []
+  const parses: Measured[] = []
+  for (let r = 0; r < rounds; r++) {
+    floors.push(floor("floor-read"))
+    for (let i = 0; i < trees.length; i++) {
+      const t = trees[(i + r) % trees.length] as { name: string; worker: string }
+      reads.get(t.name)?.push(read(t.worker))
+    }
+    parses.push(floor("floor-parse"))
+  }
+  const wall = (xs: ReadonlyArray<Measured>) => xs.map((s) => s.ms)
+  const cpu = (xs: ReadonlyArray<Measured>) => xs.map((s) => s.cpuMs)
+  const peak = (xs: ReadonlyArray<Measured>) => xs.map((s) => mib(s.callPeak - s.base))
+  const parsed = parses[0]
+  console.log(
+    `floor (read + line breaks): ${median(wall(floors)).toFixed(1)} ms, CPU ${median(cpu(floors)).toFixed(1)} ms (${spread(cpu(floors))})`,
+  )
+  console.log(
+    `floor + parse of ${parsed?.parsedLines} lines (${mib(parsed?.parsedBytes ?? 0).toFixed(1)} MB): ${median(wall(parses)).toFixed(1)} ms, CPU ${median(cpu(parses)).toFixed(1)} ms (${spread(cpu(parses))})`,
+  )
+  const headline: string[] = []
+  for (const t of trees) {
+    const xs = reads.get(t.name) ?? []
+    const ratio = (to: ReadonlyArray<Measured>, f: (s: Measured) => number) =>
+      median(xs.map((s, i) => f(s) / f(to[i] ?? s))).toFixed(2)
+    console.log(
+      `${t.name.padEnd(8)} wall ${median(wall(xs)).toFixed(1)} ms (${spread(wall(xs))}), CPU ${median(cpu(xs)).toFixed(1)} ms (${spread(cpu(xs))}), peak ${median(peak(xs)).toFixed(1)} MB (${spread(peak(xs))}); over floor ${ratio(floors, (s) => s.ms)}x (CPU ${ratio(floors, (s) => s.cpuMs)}x), over floor+parse ${ratio(parses, (s) => s.ms)}x (CPU ${ratio(parses, (s) => s.cpuMs)}x); ${xs[0]?.count} items, ${(xs[0]?.returned ?? 0) / 1e6} M chars`,
+    )
+    headline.push(`${t.name} ${median(cpu(xs)).toFixed(0)} ms CPU (${median(peak(xs)).toFixed(0)} MB peak)`)
+  }
+  console.log(`load average after: ${load()}`)
+  console.log(`read-ab: ${headline.join("; ")} at ${sizeArg}`)
+}
