@@ -21,10 +21,10 @@
  */
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { build, version as esbuildVersion } from "esbuild"
-import { CODE_FLAGS, codeCachePath } from "./child-flags.ts"
+import { CODE_FLAGS, codeCachePath, heapFlags } from "./child-flags.ts"
 import { codeCacheSupported } from "./code-cache.ts"
 
 // Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
@@ -121,11 +121,21 @@ renameSync(temp, out)
 /** How long making the cache may take before it is given up (a Node start and one compile: ~0.2 s). */
 const MAKE_TIMEOUT_MS = 20_000
 
-/** Make the code cache of `bundle` (resolves either way: a cache that could not be made is no cache). */
-const makeCodeCache = (bundle: string): Promise<void> =>
+/** No cache, or one older than the bundle (made for another front end's flags before a rebuild). */
+const cacheStale = (bundle: string, cache: string): boolean => {
+  try {
+    return statSync(cache).mtimeMs < statSync(bundle).mtimeMs
+  } catch {
+    return true
+  }
+}
+
+/** Make the code cache of `bundle` under `heap` (resolves either way: a cache that could not be made is no cache). */
+const makeCodeCache = (bundle: string, heap: ReadonlyArray<string>): Promise<void> =>
   new Promise((done) => {
     // No environment, as the plugin process has none: NODE_OPTIONS could carry flags V8 checks.
-    const child = spawn(process.execPath, [...CODE_FLAGS, "-e", MAKER, bundle, codeCachePath(bundle)], {
+    const flags = [...heap, ...CODE_FLAGS]
+    const child = spawn(process.execPath, [...flags, "-e", MAKER, bundle, codeCachePath(bundle, heap)], {
       stdio: "ignore",
       env: {},
     })
@@ -140,8 +150,16 @@ const makeCodeCache = (bundle: string): Promise<void> =>
     })
   })
 
-/** Both files for the plugin in `pluginDir` whose entry is `main`, built or reused. */
-export const pluginCode = async (pluginDir: string, main: string): Promise<PluginCode> => {
+/**
+ * Both files for the plugin in `pluginDir` whose entry is `main`, built or
+ * reused, and the code cache for the child's heap flags (`v8Flags` as
+ * childArgs takes them).
+ */
+export const pluginCode = async (
+  pluginDir: string,
+  main: string,
+  v8Flags: ReadonlyArray<string> = [],
+): Promise<PluginCode> => {
   const mainPath = resolve(pluginDir, main)
   const key = createHash("sha256").update(mainPath).digest("hex").slice(0, 16)
   const entry = join(cacheRoot, "child.mjs")
@@ -174,6 +192,8 @@ export const pluginCode = async (pluginDir: string, main: string): Promise<Plugi
     mainFields: ["module", "main"],
     target: "node20",
   })
-  if (codeCacheSupported() && (built || !existsSync(codeCachePath(bundle)))) await makeCodeCache(bundle)
+  const heap = heapFlags(v8Flags)
+  if (codeCacheSupported() && (built || cacheStale(bundle, codeCachePath(bundle, heap))))
+    await makeCodeCache(bundle, heap)
   return { entry, bundle }
 }

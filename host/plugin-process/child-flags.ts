@@ -21,8 +21,16 @@
 export const permissionFlag = (): string =>
   process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission"
 
-/** The V8 code cache of a plugin bundle: beside it, one per bundle. */
-export const codeCachePath = (bundle: string): string => `${bundle}.v8cache`
+/**
+ * The V8 code cache of a plugin bundle: beside it, one per bundle and heap
+ * flags. V8 counts some heap flags in the flags its cache must match
+ * (`--initial-heap-size` does, `--max-semi-space-size` does not, on 24.22),
+ * and front ends pass different ones, so each set has its own file.
+ */
+export const codeCachePath = (bundle: string, heap: ReadonlyArray<string>): string =>
+  heap.length === 0
+    ? `${bundle}.v8cache`
+    : `${bundle}.${heap.map((f) => f.replace(/^--/, "")).join(",")}.v8cache`
 
 /**
  * The flags that shape the child's compiled code. V8 refuses a code cache
@@ -49,7 +57,8 @@ const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
  */
 export const DEFAULT_HEAP_FLAGS: ReadonlyArray<string> = ["--initial-heap-size=64"]
 
-const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
+/** The heap flags a plugin process starts with: the front end's, else DEFAULT_HEAP_FLAGS. */
+export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
   const chosen = v8Flags.filter((flag) => HEAP_FLAG.test(flag))
   return chosen.length > 0 ? chosen : DEFAULT_HEAP_FLAGS
 }
@@ -58,14 +67,19 @@ const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
  * `v8Flags`: heap sizing only (the front end's choice, e.g. the ACP agent's,
  * which then replaces DEFAULT_HEAP_FLAGS); never a permission flag.
  */
-export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => [
-  ...heapFlags(v8Flags),
-  permissionFlag(),
-  `--allow-fs-read=${entry}`,
-  `--allow-fs-read=${bundle}`,
-  `--allow-fs-read=${codeCachePath(bundle)}`,
-  ...CODE_FLAGS,
-  "--no-warnings",
-  entry,
-  bundle,
-]
+export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => {
+  const heap = heapFlags(v8Flags)
+  const cache = codeCachePath(bundle, heap)
+  return [
+    ...heap,
+    permissionFlag(),
+    `--allow-fs-read=${entry}`,
+    `--allow-fs-read=${bundle}`,
+    `--allow-fs-read=${cache}`,
+    ...CODE_FLAGS,
+    "--no-warnings",
+    entry,
+    bundle,
+    cache,
+  ]
+}

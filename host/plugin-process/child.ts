@@ -18,7 +18,7 @@ import { cachedDataFor, codeCacheSupported, readCodeCache } from "./code-cache.t
 import { LANE_FD, makeLaneReader } from "./lane.ts"
 import { lockdown, SandboxRefusal } from "./lockdown.ts"
 
-const [bundlePath] = process.argv.slice(2)
+const [bundlePath, cachePath] = process.argv.slice(2)
 const send = process.send?.bind(process)
 if (!send || !bundlePath) {
   process.stderr.write("the plugin process runs only as a child of a host, with the bundle's path\n")
@@ -70,7 +70,7 @@ const log = (level: "info" | "warn", text: string) =>
   post([{ t: "note", op: "log", args: { level, message: text.trimEnd(), data: { from: "console" } } }])
 
 const code = readFileSync(bundlePath, "utf8")
-const cachedData = codeCacheSupported() ? cachedDataFor(code, readCodeCache(bundlePath)) : undefined
+const cachedData = codeCacheSupported() ? cachedDataFor(code, readCodeCache(cachePath)) : undefined
 lockdown(report, log)
 
 /** Read buffers of this size; a new one when less than a pipe's read is left (views of the old stay valid). */

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Host, startHost } from "../host.ts"
 import { makeTempWorld, type TempWorld } from "../testing.ts"
 import { pluginCode } from "./bundle.ts"
-import { codeCachePath } from "./child-flags.ts"
+import { codeCachePath, heapFlags } from "./child-flags.ts"
 import { cachedDataFor, codeCacheSupported } from "./code-cache.ts"
 
 const probeDir = join(import.meta.dirname, "../fixtures/probe-plugin")
@@ -42,54 +42,63 @@ describe("a plugin process's start", () => {
     world.cleanup()
   })
 
-  const compiledFrom = async (): Promise<string> => {
+  const compiledFrom = async (pluginV8Flags?: ReadonlyArray<string>): Promise<string> => {
     await host?.close()
-    host = await startHost({ pluginDir: probeDir, home: world.home, dataDir: world.hostData, env: {} })
+    host = await startHost({
+      pluginDir: probeDir,
+      home: world.home,
+      dataDir: world.hostData,
+      env: {},
+      ...(pluginV8Flags ? { pluginV8Flags } : {}),
+    })
     // The plugin works whatever it compiled from.
     expect((await host.call("probe", "initialize")).id).toBe("probe")
     const line = host.logger.entries.find((e) => e.message.startsWith("plugin bundle compiled: "))
     return line?.message.slice("plugin bundle compiled: ".length) ?? "not said"
   }
 
-  // The suite runs on Node 20 and on Node 24: each holds its own half.
-  it.runIf(!codeCacheSupported())(
-    "compiles without a cache on Node 20, even with this bundle's beside it",
-    async () => {
-      const { bundle } = await pluginCode(probeDir, "main.ts")
-      const cache = codeCachePath(bundle)
-      writeFileSync(cache, Buffer.concat([sha(readFileSync(bundle, "utf8")), Buffer.alloc(4096, 7)]))
-      try {
-        expect(await compiledFrom()).toBe("no code cache")
-      } finally {
-        rmSync(cache, { force: true })
-      }
-    },
-  )
+  // The suite runs on Node 20 and on Node 24: each pass holds its own half (no skipped test in either).
+  const onNode20 = async () => {
+    const { bundle } = await pluginCode(probeDir, "main.ts")
+    const cache = codeCachePath(bundle, heapFlags([]))
+    writeFileSync(cache, Buffer.concat([sha(readFileSync(bundle, "utf8")), Buffer.alloc(4096, 7)]))
+    try {
+      expect(await compiledFrom()).toBe("no code cache")
+    } finally {
+      rmSync(cache, { force: true })
+    }
+  }
 
-  it.runIf(codeCacheSupported())(
-    "compiles from the cache the host made, and without it when the cache is another text's or V8 refuses it",
-    async () => {
-      const { bundle } = await pluginCode(probeDir, "main.ts")
-      const cache = codeCachePath(bundle)
-      const made = readFileSync(cache)
-      try {
-        expect(await compiledFrom()).toBe("code cache")
+  const onNode24 = async () => {
+    const { bundle } = await pluginCode(probeDir, "main.ts")
+    const cache = codeCachePath(bundle, heapFlags([]))
+    const made = readFileSync(cache)
+    try {
+      expect(await compiledFrom()).toBe("code cache")
 
-        // Another bundle's cache (its hash, this data): not used.
-        writeFileSync(cache, Buffer.concat([sha("another bundle"), made.subarray(32)]))
-        expect(await compiledFrom()).toBe("no code cache")
+      // Another bundle's cache (its hash, this data): not used.
+      writeFileSync(cache, Buffer.concat([sha("another bundle"), made.subarray(32)]))
+      expect(await compiledFrom()).toBe("no code cache")
 
-        // This bundle's hash over data V8 does not take.
-        writeFileSync(cache, Buffer.concat([made.subarray(0, 32), Buffer.alloc(4096, 7)]))
-        expect(await compiledFrom()).toBe("code cache refused by V8")
+      // This bundle's hash over data V8 does not take.
+      writeFileSync(cache, Buffer.concat([made.subarray(0, 32), Buffer.alloc(4096, 7)]))
+      expect(await compiledFrom()).toBe("code cache refused by V8")
 
-        // A missing cache is made again at the next start.
-        rmSync(cache)
-        expect(await compiledFrom()).toBe("code cache")
-      } finally {
-        // Other test files start this plugin too: leave them a good cache.
-        writeFileSync(cache, made)
-      }
-    },
-  )
+      // A missing cache is made again at the next start.
+      rmSync(cache)
+      expect(await compiledFrom()).toBe("code cache")
+
+      // Another front end's heap flags, which V8 counts in its cache's flags: a cache of their own.
+      const other = ["--initial-heap-size=32"]
+      rmSync(codeCachePath(bundle, heapFlags(other)), { force: true })
+      expect(await compiledFrom(other)).toBe("code cache")
+      expect(await compiledFrom()).toBe("code cache")
+    } finally {
+      // Other test files start this plugin too: leave them a good cache.
+      writeFileSync(cache, made)
+    }
+  }
+
+  it("Node 24: compiles from the cache the host made, and without it when the cache is another text's or V8 refuses it; Node 20: compiles without a cache, even with this bundle's beside it", () =>
+    codeCacheSupported() ? onNode24() : onNode20())
 })

@@ -12,8 +12,8 @@
  *   its flags and the source's length, never the content, so the hash is
  *   what keeps a stale cache of an equal-length bundle from running.
  * - Made by the host (bundle.ts) in a Node of its own under the child's
- *   code flags (CODE_FLAGS), since V8 refuses a cache made under other
- *   flags; made again whenever the bundle is rebuilt or the file is
+ *   code and heap flags (CODE_FLAGS, heapFlags), since V8 refuses a cache
+ *   made under other flags, one file per heap flags; made again whenever the bundle is rebuilt or the file is
  *   missing, written to a temporary file and renamed.
  * - Anything wrong (no file, another bundle, V8 refusing it) only means
  *   compiling as before.
@@ -24,7 +24,6 @@
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { codeCachePath } from "./child-flags.ts"
 
 const HASH_BYTES = 32
 
@@ -42,10 +41,11 @@ export const cachedDataFor = (code: string, file: Uint8Array | undefined): Buffe
   return bytes.subarray(HASH_BYTES)
 }
 
-/** The cache file of `bundle`, read (undefined when there is none). */
-export const readCodeCache = (bundle: string): Buffer | undefined => {
+/** The cache file at `path` (child-flags.ts's codeCachePath), read (undefined when there is none). */
+export const readCodeCache = (path: string | undefined): Buffer | undefined => {
+  if (path === undefined) return undefined
   try {
-    return readFileSync(codeCachePath(bundle))
+    return readFileSync(path)
   } catch {
     return undefined
   }

@@ -119,7 +119,7 @@ const proxyProvider = (peer: Peer, id: string): AgentProvider => {
 export const startPluginProcess = async (options: PluginProcessOptions): Promise<PluginProcess> => {
   const { broker } = options
   const logger = broker.logger
-  const code = await pluginCode(options.pluginDir, broker.manifest.main)
+  const code = await pluginCode(options.pluginDir, broker.manifest.main, options.v8Flags)
   const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle, options.v8Flags), {
     // fd 4: the byte lane (lane.ts), the host's byte streams beside the IPC channel.
     stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
