@@ -10,16 +10,17 @@
  * - A spawned process lives as long as the caller's scope; closing it asks
  *   the host to end the process and waits for that.
  * - Byte streams and `readEnds` batches are pulled with credit, so nothing
- *   is read ahead of the plugin by more than the channel's window.
+ *   is read ahead of the plugin by more than the channel's window; both take
+ *   the byte lane (`readEnds` as records of bytes, sdk/ends-wire.ts).
  */
 import { Context, Effect, type Scope, Stream } from "effect"
 import { ChannelError, type Peer, type WireError } from "./channel.ts"
+import { makeEndsReader } from "./ends-wire.ts"
 import {
   type Broker,
   BrokerFailure,
   type DirEntry,
   Env,
-  type FileEnds,
   type FileStat,
   Fs,
   Host,
@@ -58,15 +59,6 @@ export const withBroker =
 export interface ActivateParams {
   readonly apiVersion: number
   readonly paths: { readonly home: string; readonly data: string }
-}
-
-/** One file of a `fs.readEnds` batch: [index, size, mtimeMs, birthtimeMs, headLength, tailLength], or [index] for null. */
-export type EndsEntry = readonly [number] | readonly [number, number, number, number, number, number]
-
-/** A `fs.readEnds` stream item: the entries and their heads and tails, back to back in one array. */
-export interface EndsBatch {
-  readonly entries: ReadonlyArray<EndsEntry>
-  readonly bytes: Uint8Array
 }
 
 const wireOf = (error: unknown): WireError =>
@@ -143,25 +135,13 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
       Scope.Scope
     >
 
+  // The host's records (ends-wire.ts) arrive as byte pieces cut anywhere: each visited as soon as it is whole.
   const readEnds: NonNullable<PluginApi["fs"]["readEnds"]> = (paths, headBytes, tailBytes, visit) =>
     Effect.promise(async () => {
-      for await (const batch of peer.open("fs.readEnds", { paths, headBytes, tailBytes })) {
-        for (const { entries, bytes } of batch as EndsBatch[]) {
-          let at = 0
-          for (const entry of entries) {
-            if (entry.length === 1) {
-              visit(entry[0], null)
-              continue
-            }
-            const [index, size, mtimeMs, birthtimeMs, headLength, tailLength] = entry
-            const head = bytes.subarray(at, at + headLength)
-            const tail = bytes.subarray(at + headLength, at + headLength + tailLength)
-            at += headLength + tailLength
-            const ends: FileEnds = { head, tail, size, mtimeMs, birthtimeMs }
-            visit(index, ends)
-          }
-        }
-      }
+      const reader = makeEndsReader(headBytes, tailBytes, visit)
+      for await (const batch of peer.open("fs.readEnds", { paths, headBytes, tailBytes }))
+        for (const piece of batch as Uint8Array[]) reader.push(piece)
+      reader.end()
     })
 
   const log = (level: keyof LogShape) => (message: string, data?: unknown) =>
