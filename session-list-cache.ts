@@ -18,8 +18,8 @@ import { isObject } from "./values.ts"
 /** What the cache needs of a listed file (session-list.ts's record of it). */
 export interface CachedFile {
   readonly id: string
-  /** Its folder's cache shard. */
-  readonly shard: Shard
+  /** Its folder's cache shard (set once the shard is loaded). */
+  shard: Shard
   size: number
   mtimeMs: number
   /** The shard's entry for this very file (same size and mtime): its summary is made only when the page may show it. */

@@ -21,6 +21,7 @@ import {
   BrokerFailure,
   type DirEntry,
   Env,
+  type FileEnds,
   type FileStat,
   Fs,
   Host,
@@ -144,6 +145,24 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
       reader.end()
     })
 
+  // The listing record first, then the files' records (ends-wire.ts); no listing: the folder was refused or missing.
+  const listEnds: NonNullable<PluginApi["fs"]["listEnds"]> = (dir, options, visit) =>
+    Effect.promise(async () => {
+      let answer: { readonly withEnds: boolean } | null = null
+      const file = (index: number, ends: FileEnds | null) => {
+        if (answer === null) throw new Error("listEnds: a file's record before the listing")
+        visit.file(index, ends)
+      }
+      const reader = makeEndsReader(options.headBytes, options.tailBytes, file, (entries, withEnds) => {
+        answer = { withEnds }
+        visit.entries(entries, withEnds)
+      })
+      for await (const batch of peer.open("fs.listEnds", { path: dir, ...options }))
+        for (const piece of batch as Uint8Array[]) reader.push(piece)
+      reader.end()
+      return answer
+    })
+
   const log = (level: keyof LogShape) => (message: string, data?: unknown) =>
     Effect.sync(() => peer.note("log", { level, message, data }))
 
@@ -169,6 +188,7 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
         ),
       stat: (path) => call<FileStat | null>("fs.stat", { path }),
       readEnds,
+      listEnds,
       list: (dir) => call<ReadonlyArray<DirEntry> | null>("fs.list", { path: dir }),
       realpath: (path) => call<string | null>("fs.realpath", { path }),
       paths: options.paths,

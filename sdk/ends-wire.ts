@@ -7,7 +7,10 @@
  * Each file is one record, back to back: a 40-byte header (little-endian:
  * u32 index, u32 head length, u32 tail length, u32 flags, f64 size, f64
  * mtimeMs, f64 birthtimeMs), then the head's bytes and the tail's. Flag 1:
- * no file (`visit(index, null)`), lengths 0.
+ * no file (`visit(index, null)`), lengths 0. Flag 2 (`listEnds`, first of
+ * its stream): the folder's listing, its "head" the UTF-8 JSON of
+ * `[name, kind][]` and its index whether the ends were read (1) or only
+ * sizes and times (0).
  *
  * Rules it keeps:
  * - The reader takes the stream in pieces cut anywhere (a pipe's reads do
@@ -19,10 +22,13 @@
  *   out of bounds.
  * - No Node module: the reader runs inside the sandbox.
  */
-import type { FileEnds } from "./plugin-api.ts"
+import type { DirEntry, FileEnds } from "./plugin-api.ts"
 
 export const ENDS_HEADER_BYTES = 40
 const NO_FILE = 1
+const LISTING = 2
+/** The most bytes a listing record may take: 100,000 entries of long names. */
+export const LISTING_MAX_BYTES = 64 * 1024 * 1024
 
 /** Bytes one record can take when the call asked for `headBytes` and `tailBytes`. */
 export const endsRecordBytes = (headBytes: number, tailBytes: number): number =>
@@ -62,6 +68,31 @@ export const writeEndsRecord = (
   return at + ENDS_HEADER_BYTES + head + tail
 }
 
+/** A listing record (see the header) into a fresh buffer: the stream's first. */
+export const listingRecord = (entries: ReadonlyArray<DirEntry>, withEnds: boolean): Uint8Array => {
+  const json = new TextEncoder().encode(JSON.stringify(entries.map((e) => [e.name, e.kind])))
+  const out = new Uint8Array(ENDS_HEADER_BYTES + json.byteLength)
+  const view = new DataView(out.buffer, 0, ENDS_HEADER_BYTES)
+  view.setUint32(0, withEnds ? 1 : 0, true)
+  view.setUint32(4, json.byteLength, true)
+  view.setUint32(12, LISTING, true)
+  out.set(json, ENDS_HEADER_BYTES)
+  return out
+}
+
+const KINDS: ReadonlySet<string> = new Set(["file", "directory", "link", "other"])
+
+/** A listing record's JSON back to entries; throws on anything else. */
+const entriesOf = (json: Uint8Array): DirEntry[] => {
+  const raw = JSON.parse(new TextDecoder().decode(json)) as unknown
+  if (!Array.isArray(raw)) throw new Error("listEnds: a listing that is not an array")
+  return raw.map((pair: unknown): DirEntry => {
+    if (!Array.isArray(pair) || typeof pair[0] !== "string" || !KINDS.has(pair[1]))
+      throw new Error("listEnds: a listing entry that is not [name, kind]")
+    return { name: pair[0], kind: pair[1] as DirEntry["kind"] }
+  })
+}
+
 export interface EndsReader {
   /** One piece of the stream, cut anywhere; every record it completes is visited before it returns. */
   readonly push: (piece: Uint8Array) => void
@@ -69,16 +100,21 @@ export interface EndsReader {
   readonly end: () => void
 }
 
-/** A reader of one `readEnds` stream of records (see the header), for a call that asked `headBytes`/`tailBytes`. */
+/**
+ * A reader of one `readEnds` stream of records (see the header), for a call
+ * that asked `headBytes`/`tailBytes`; with `listing`, of a `listEnds` stream,
+ * whose listing record is handed to it.
+ */
 export const makeEndsReader = (
   headBytes: number,
   tailBytes: number,
   visit: (index: number, ends: FileEnds | null) => void,
+  listing?: (entries: ReadonlyArray<DirEntry>, withEnds: boolean) => void,
 ): EndsReader => {
   const maxHead = Math.max(0, Math.floor(headBytes))
   const maxTail = Math.max(0, Math.floor(tailBytes))
-  /** A record split across pieces, put together here. */
-  const carry = new Uint8Array(endsRecordBytes(headBytes, tailBytes))
+  /** A record split across pieces, put together here (grown once for a long listing). */
+  let carry = new Uint8Array(endsRecordBytes(headBytes, tailBytes))
   let carried = 0
   /** The carried record's whole length, once its header is in (0: not yet). */
   let carryLength = 0
@@ -88,6 +124,11 @@ export const makeEndsReader = (
     const view = new DataView(bytes.buffer, bytes.byteOffset + at, ENDS_HEADER_BYTES)
     const head = view.getUint32(4, true)
     const tail = view.getUint32(8, true)
+    if ((view.getUint32(12, true) & LISTING) !== 0) {
+      if (listing === undefined || head > LISTING_MAX_BYTES || tail !== 0)
+        throw new Error(`readEnds: a listing record of ${head} bytes where none belongs`)
+      return ENDS_HEADER_BYTES + head
+    }
     if (head > maxHead || tail > maxTail)
       throw new Error(`readEnds: a record of ${head} + ${tail} bytes, past the ${maxHead} + ${maxTail} asked`)
     return ENDS_HEADER_BYTES + head + tail
@@ -97,7 +138,13 @@ export const makeEndsReader = (
   const visitAt = (bytes: Uint8Array, at: number) => {
     const view = new DataView(bytes.buffer, bytes.byteOffset + at, ENDS_HEADER_BYTES)
     const index = view.getUint32(0, true)
-    if ((view.getUint32(12, true) & NO_FILE) !== 0) return visit(index, null)
+    const flags = view.getUint32(12, true)
+    if ((flags & LISTING) !== 0) {
+      const length = view.getUint32(4, true)
+      const json = bytes.subarray(at + ENDS_HEADER_BYTES, at + ENDS_HEADER_BYTES + length)
+      return listing?.(entriesOf(json), index === 1)
+    }
+    if ((flags & NO_FILE) !== 0) return visit(index, null)
     const head = view.getUint32(4, true)
     const tail = view.getUint32(8, true)
     const from = at + ENDS_HEADER_BYTES
@@ -119,6 +166,11 @@ export const makeEndsReader = (
       at += take
       if (carried < ENDS_HEADER_BYTES) return at
       carryLength = lengthAt(carry, 0)
+      if (carryLength > carry.byteLength) {
+        const longer = new Uint8Array(carryLength)
+        longer.set(carry.subarray(0, carried))
+        carry = longer
+      }
     }
     const take = Math.min(carryLength - carried, piece.byteLength - at)
     carry.set(piece.subarray(at, at + take), carried)

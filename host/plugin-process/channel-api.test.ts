@@ -158,6 +158,54 @@ describe("the plugin API over the channel", () => {
     expect(direct.get(1)).toMatchObject({ size: Buffer.byteLength(`head-0-`.padEnd(100, "é") + "-tail-0") })
   })
 
+  it("lists a folder with its files' ends in one call over a lane that cuts it anywhere, as the broker does", async () => {
+    const dir = join(world.home, ".claude/projects/r")
+    for (let i = 0; i < 12; i++)
+      world.write(join(dir, `s${i}.jsonl`), `head-${i}-`.padEnd(90 + i, "é") + `-tail-${i}`)
+    world.write(join(dir, "s0/subagents/a.jsonl"), "sub")
+    world.write(join(dir, "notes.txt"), "n")
+    const listingOf = async (fs: PluginApi["fs"], path: string, maxEnds: number) => {
+      const out: { entries: string[]; withEnds?: boolean; files: Record<string, string | null> } = {
+        entries: [],
+        files: {},
+      }
+      let names: string[] = []
+      const answer = await run(
+        fs.listEnds!(
+          path,
+          { suffix: ".jsonl", headBytes: 32, tailBytes: 16, maxEnds },
+          {
+            entries: (entries, withEnds) => {
+              names = entries.map((e) => `${e.name}:${e.kind}`)
+              out.entries = [...names].sort()
+              out.withEnds = withEnds
+            },
+            file: (i, ends) => {
+              out.files[names[i] as string] =
+                ends &&
+                `${Buffer.from(ends.head).toString("hex")}/${Buffer.from(ends.tail).toString("hex")}/${ends.size}/${ends.mtimeMs}`
+            },
+          },
+        ),
+      )
+      return { answer, ...out }
+    }
+    for (const maxEnds of [100, 5]) {
+      const direct = await listingOf(broker.api.fs, dir, maxEnds)
+      expect(direct.withEnds).toBe(maxEnds === 100)
+      expect(Object.keys(direct.files)).toHaveLength(12)
+      for (const piece of [1, 29, 4096]) {
+        const peers = pair(piece)
+        expect(await listingOf(overChannel(peers).fs, dir, maxEnds), `pieces of ${piece}`).toEqual(direct)
+        expect(peers.lane.bytes).toBeGreaterThan(12 * 40)
+      }
+    }
+    const missing = await listingOf(overChannel(pair(7)).fs, join(dir, "none"), 100)
+    expect(missing).toEqual({ answer: null, entries: [], files: {} })
+    const outside = await listingOf(overChannel(pair(7)).fs, world.outside, 100)
+    expect(outside.answer).toBeNull()
+  })
+
   it("answers fs, env and storage as the broker does", async () => {
     const file = world.write(join(world.home, ".claude/settings.json"), "x".repeat(200_000))
     expect(await run(api.fs.read(file))).toHaveLength(200_000)

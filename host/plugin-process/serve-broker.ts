@@ -16,8 +16,8 @@
 import { Cause, Effect, Exit, Scope, Stream } from "effect"
 import { z } from "zod"
 import { type Peer, STREAM_WINDOW, type StreamSink } from "../../sdk/channel.ts"
-import { endsRecordBytes, writeEndsRecord } from "../../sdk/ends-wire.ts"
-import type { PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
+import { ENDS_HEADER_BYTES, endsRecordBytes, listingRecord, writeEndsRecord } from "../../sdk/ends-wire.ts"
+import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker.ts"
 
 const Path = z.object({ path: z.string() })
@@ -77,6 +77,70 @@ const serveEnds = async (
       }),
     )
     await sink.emit([bytes.subarray(0, at)])
+  }
+}
+
+const ListEnds = z.object({
+  path: z.string(),
+  suffix: z.string(),
+  nameLength: z.number().int().nonnegative().optional(),
+  headBytes: z.number().nonnegative(),
+  tailBytes: z.number().nonnegative(),
+  maxEnds: z.number().nonnegative(),
+})
+
+/**
+ * Files whose ends one `listEnds` call reads for the plugin process: its
+ * records are held until the call ends (the broker visits them in one go),
+ * so a larger folder gets sizes only and the plugin reads the ends it needs
+ * with `readEnds`, which streams with credit.
+ */
+const LIST_ENDS_READ_AT_ONCE = 512
+
+/**
+ * A `listEnds` call as a byte stream: the listing record, then one record a
+ * matching file (sdk/ends-wire.ts), in slices the size of a `readEnds`
+ * slice's, on the byte lane.
+ */
+const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
+  const listEnds = api.fs.listEnds
+  if (!listEnds) throw new Error("this host's broker has no listEnds")
+  const maxEnds = Math.min(args.maxEnds, LIST_ENDS_READ_AT_ONCE)
+  let listed: ReadonlyArray<DirEntry> | null = null
+  const slices: Uint8Array[] = []
+  let slice = new Uint8Array(0)
+  let at = 0
+  /** A record's most bytes, and a slice's: sized to the folder, so a small one costs a small buffer. */
+  let recordBytes = ENDS_HEADER_BYTES
+  let sliceBytes = 0
+  const answer = await run(
+    listEnds(
+      args.path,
+      { ...args, maxEnds },
+      {
+        entries: (entries, withEnds) => {
+          listed = entries
+          recordBytes = withEnds ? endsRecordBytes(args.headBytes, args.tailBytes) : ENDS_HEADER_BYTES
+          sliceBytes = Math.min(Math.max(STREAM_WINDOW / 2, recordBytes), entries.length * recordBytes)
+        },
+        file: (index, ends) => {
+          if (slice.byteLength - at < recordBytes) {
+            if (at > 0) slices.push(slice.subarray(0, at))
+            slice = new Uint8Array(sliceBytes)
+            at = 0
+          }
+          at = writeEndsRecord(slice, at, index, ends)
+        },
+      },
+    ),
+  )
+  // No listing record: the folder was refused or is missing (null to the plugin).
+  if (answer === null || listed === null) return
+  await sink.emit([listingRecord(listed, answer.withEnds)])
+  if (at > 0) slices.push(slice.subarray(0, at))
+  for (const bytes of slices) {
+    if (sink.signal.aborted) return
+    await sink.emit([bytes])
   }
 }
 
@@ -224,6 +288,9 @@ export const serveBroker = (
     { bytes: true },
   )
   peer.serve("fs.readEnds", (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink), {
+    bytes: true,
+  })
+  peer.serve("fs.listEnds", (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink), {
     bytes: true,
   })
 
