@@ -33,8 +33,8 @@ const files: Record<string, string> = {}
 for (let n = 1; n <= 20; n++) files[`${CONFIG}/projects/-w-${n % 4}/${uuid(n)}.jsonl`] = session(n)
 files[`${CONFIG}/projects/-w-0/agent-a1.jsonl`] = session(99)
 
-const setup = (hostListEnds: "yes" | "refuses" | "none") => {
-  const broker = makeMemoryBroker({ home: HOME, files })
+const setup = (hostListEnds: "yes" | "refuses" | "none", vanishing = new Set<string>()) => {
+  const broker = makeMemoryBroker({ home: HOME, files: { ...files } })
   const base = broker.api.fs
   const calls: string[] = []
   const tracked: FsShape = {
@@ -45,7 +45,10 @@ const setup = (hostListEnds: "yes" | "refuses" | "none") => {
     },
     readEnds: (paths, head, tail, visit) => {
       calls.push(`${head === 0 ? "sizes" : "ends"} ${paths.length}`)
-      return base.readEnds!(paths, head, tail, visit)
+      // A vanishing file is there for a stat, gone by the time its ends are read.
+      return base.readEnds!(paths, head, tail, (i, ends) =>
+        visit(i, head > 0 && vanishing.has(paths[i] as string) ? null : ends),
+      )
     },
   }
   const made = listEndsBy(base.list, base.readEnds!)
@@ -79,7 +82,7 @@ const setup = (hostListEnds: "yes" | "refuses" | "none") => {
       ),
     )
   }
-  return { run, calls, gets }
+  return { run, calls, gets, broker }
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
@@ -129,5 +132,23 @@ describe("list_sessions on a host with listEnds", () => {
     expect(
       host.calls.filter((c) => c.startsWith("listEnds")).every((c) => Number(c.split(" ")[2]) <= 2),
     ).toBe(true)
+  })
+
+  it("a changed file gone by the time it is read is not cached as no session", async () => {
+    const path = `${CONFIG}/projects/-w-1/${uuid(5)}.jsonl`
+    const vanishing = new Set<string>()
+    const host = setup("yes", vanishing)
+    await host.run(1000)
+    await settle()
+    host.broker.files.set(path, `${session(5)}${session(5)}`)
+    vanishing.add(path)
+    const page = await host.run(1000)
+    await settle()
+    expect(page.sessions.map((s) => s.session_id)).not.toContain(uuid(5))
+    const shard = JSON.parse(host.broker.storage.get(`cache:history:list:${CONFIG}/projects/-w-1`) as string)
+    expect(shard.files[uuid(5)]).toBeUndefined()
+    // Back, unchanged since: read and listed again.
+    vanishing.clear()
+    expect((await host.run(1000)).sessions.map((s) => s.session_id)).toContain(uuid(5))
   })
 })

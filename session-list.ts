@@ -341,10 +341,12 @@ export const listSessions: (
    * times, and both ends of every file while the page may hold them all),
    * beside its shard's `get` when storage has one: through the plugin
    * process one round trip for both. A folder with no shard is read whole
-   * at once unless the folders listed so far already hold more than the
-   * page (or a cursor is given); otherwise its files are stat'ed, a cached
-   * entry checked against its file's size and mtime, and only the files
-   * that changed (or, for a smaller page, the page's) read after.
+   * at once unless it holds more files than its share of what the page has
+   * room for (folders run side by side, so each gets a share; a cursor
+   * gives none); otherwise its files are stat'ed, a cached entry checked
+   * against its file's size and mtime, and only the files that changed
+   * (or, once the folders listed hold more than the page, the page's) read
+   * after.
    */
   const folder = (dir: string) =>
     Effect.gen(function* () {
@@ -376,10 +378,8 @@ export const listSessions: (
       if (listed?.withEnds === true) return
       const toRead = checkCached(candidates, shard, params.cursor !== undefined || limit < seen)
       yield* readEach(toRead, (k, ends) => {
-        if (ends === null) {
-          k.summary = null
-          return
-        }
+        // Gone since it was stat'ed: no summary, so no entry either (the page's read tries it again).
+        if (ends === null) return
         k.size = ends.size
         k.mtimeMs = ends.mtimeMs
         read(k, ends)
@@ -402,7 +402,11 @@ export const listSessions: (
       batch.filter((k) => k.summary === undefined),
       (k, ends) => {
         if (ends !== null) read(k, ends)
-        else k.summary = null
+        else {
+          // Gone (or unreadable) since it was stat'ed: not shown, and not cached as no session.
+          k.summary = null
+          k.size = -1
+        }
       },
     )
     yield* finishLater
