@@ -339,8 +339,10 @@ export const listSessions: (
   /**
    * One folder in one `listEnds` call (its listing, each file's size and
    * times, and both ends of every file while the page may hold them all),
-   * beside its shard's `get` when storage has one: through the plugin
-   * process one round trip for both. A folder with no shard is read whole
+   * beside its shard's `get` (asked even when storage has none: a plugin
+   * process's first `get`s, left to its second list, cost that list more
+   * than the empty answers cost the first): through the plugin process
+   * one round trip for both. A folder with no shard is read whole
    * at once unless it holds more files than its share of what the page has
    * room for (folders run side by side, so each gets a share; a cursor
    * gives none); otherwise its files are stat'ed, a cached entry checked
@@ -365,7 +367,7 @@ export const listSessions: (
       const [listed, shardText] = yield* Effect.all(
         [
           listEnds(dir, { ...SESSION_FILES, maxEnds }, visit),
-          stored ? storage.get(key) : Effect.succeed(undefined),
+          storage.get(key),
         ],
         { concurrency: 2 },
       )
