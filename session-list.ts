@@ -365,10 +365,7 @@ export const listSessions: (
       })
       const visit = visited.visit
       const [listed, shardText] = yield* Effect.all(
-        [
-          listEnds(dir, { ...SESSION_FILES, maxEnds }, visit),
-          storage.get(key),
-        ],
+        [listEnds(dir, { ...SESSION_FILES, maxEnds }, visit), storage.get(key)],
         { concurrency: 2 },
       )
       const shard = stored ? loadShard(key, shardText) : empty
