@@ -18,8 +18,9 @@ import { isObject } from "./values.ts"
 /** What the cache needs of a listed file (session-list.ts's record of it). */
 export interface CachedFile {
   readonly id: string
-  /** Its folder's cache shard. */
-  readonly shard: Shard
+  /** Its folder's cache shard (set once the shard is loaded). */
+  shard: Shard
+  /** -1: not known, or the file was gone when read (never cached then). */
   size: number
   mtimeMs: number
   /** The shard's entry for this very file (same size and mtime): its summary is made only when the page may show it. */
@@ -115,7 +116,7 @@ const changedShards = (
   for (const k of known) {
     const shard = k.shard
     if (k.cached !== undefined) shard.valid++
-    else if (k.summary !== undefined) shard.fresh++
+    else if (k.summary !== undefined && k.size >= 0) shard.fresh++
   }
   // Every changed shard, an emptied folder's too (no file below names it).
   for (const shard of shards) if (shard.fresh > 0 || shard.valid < shard.stored) out.set(shard, {})
@@ -124,7 +125,7 @@ const changedShards = (
     const files = out.get(shard)
     if (files === undefined) continue
     if (k.cached !== undefined) files[k.id] = k.cached
-    else if (k.summary !== undefined) files[k.id] = toEntry(k, k.summary)
+    else if (k.summary !== undefined && k.size >= 0) files[k.id] = toEntry(k, k.summary)
   }
   return out
 }

@@ -7,9 +7,17 @@
  * tail of each file is read, and a summary is kept in plugin storage.
  */
 import { Effect } from "effect"
-import { endsReader } from "./files.ts"
+import { type EndsReader, endsReader } from "./files.ts"
 import { projectDir, projectsDir } from "./projects.ts"
-import { type DirEntry, type FileEnds, Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
+import { listEndsBy } from "./sdk/file-ends.ts"
+import {
+  type DirEntry,
+  type FileEnds,
+  Fs,
+  type FsShape,
+  type ListEndsVisit,
+  Storage,
+} from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionPage, SessionSummary } from "./sdk/protocol.ts"
 import {
@@ -52,6 +60,8 @@ const TAIL_BYTES = 4 * 1024
 /** How far the head grows when the first prompt is not in it. */
 const LONG_HEAD_BYTES = 64 * 1024
 const DEFAULT_PAGE = 50
+/** What a folder's `listEnds` reads: `<uuid>.jsonl` files (42 characters), both ends. */
+const SESSION_FILES = { suffix: ".jsonl", nameLength: 42, headBytes: HEAD_BYTES, tailBytes: TAIL_BYTES }
 /** Further reads (a longer head, a rename's title file) at once: enough to keep an asynchronous broker busy. */
 const FURTHER_READS = 16
 
@@ -63,37 +73,62 @@ const FURTHER_READS = 16
 interface Known extends CachedFile {
   readonly path: string
   readonly dir: string
+  /** Its index in its folder's listing. */
+  readonly entry: number
   /** The session has a folder (subagents, a title file…). */
   readonly hasFolder: boolean
 }
 
-/** The files of one project folder that can be sessions: `<uuid>.jsonl`. */
-const candidatesIn = (entries: ReadonlyArray<DirEntry> | null, dir: string, shard: Shard): Known[] => {
-  if (entries === null) return []
+/** The files of one project folder that can be sessions: `<uuid>.jsonl`, each also set in `byEntry` at its listing index. */
+const candidatesIn = (
+  entries: ReadonlyArray<DirEntry>,
+  dir: string,
+  shard: Shard,
+  byEntry: Array<Known | undefined>,
+): Known[] => {
   const folders = new Set<string>()
   for (const e of entries) if (e.kind === "directory") folders.add(e.name)
   const found: Known[] = []
-  for (const e of entries) {
-    if (e.kind === "directory" || !e.name.endsWith(".jsonl")) continue
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as DirEntry
+    if (e.kind === "directory" || e.kind === "other" || !e.name.endsWith(".jsonl")) continue
     const id = e.name.slice(0, -6)
     if (!UUID.test(id)) continue
     // `dir` is already normal: plain concatenation keeps this loop cheap.
     // Every field from the start, mtimeMs a double (NaN: not known yet): one
     // shape for all, none added or widened later (a field made a double after
     // the objects were made costs V8 a migration of every object).
-    found.push({
+    const k: Known = {
       id,
       path: `${dir}/${e.name}`,
       dir,
+      entry: i,
       hasFolder: folders.has(id),
       shard,
       size: -1,
       mtimeMs: Number.NaN,
       cached: undefined,
       summary: undefined,
-    })
+    }
+    found.push(k)
+    byEntry[i] = k
   }
   return found
+}
+
+/**
+ * The host's `listEnds`, or one made of `list` and `readEnds` where it has
+ * none or refuses a folder (more entries than it lists at once: `list` and
+ * `readEnds` have no such bound).
+ */
+const folderReader = (fs: FsShape, readEnds: EndsReader): NonNullable<FsShape["listEnds"]> => {
+  const made = listEndsBy(fs.list, readEnds)
+  const hosts = fs.listEnds
+  if (hosts === undefined) return made
+  return (dir, options, visit) =>
+    Effect.flatMap(hosts(dir, options, visit), (answer) =>
+      answer === null ? made(dir, options, visit) : Effect.succeed(answer),
+    )
 }
 
 /** Newest first; the id breaks ties so the order (and the cursor) is stable. */
@@ -151,6 +186,61 @@ const finish = (
     k.summary = summaryOf(file, facts, headTitles, tail, titleOfSidecar(text))
   })
 }
+/**
+ * One folder's `listEnds` visit: its candidates made from the listing (a
+ * hidden one never visited), each visited file's size and times set, then
+ * `kept` told (with its lent ends, and whether they are its ends or only
+ * its size).
+ */
+const folderVisit = (
+  dir: string,
+  shard: Shard,
+  hidden: ReadonlySet<string> | undefined,
+  kept: (k: Known, ends: FileEnds, withEnds: boolean) => void,
+) => {
+  let found: Known[] = []
+  /** The candidate of each listing entry (by its index), when it is one. */
+  let byEntry: Array<Known | undefined> = []
+  let withEnds = false
+  const visit: ListEndsVisit = {
+    entries: (entries, ends) => {
+      withEnds = ends
+      byEntry = new Array(entries.length)
+      found = candidatesIn(entries, dir, shard, byEntry)
+      if (hidden && hidden.size > 0) for (const k of found) if (hidden.has(k.id)) byEntry[k.entry] = undefined
+    },
+    file: (index, ends) => {
+      const k = byEntry[index]
+      if (k === undefined || ends === null) return
+      k.size = ends.size
+      k.mtimeMs = ends.mtimeMs
+      kept(k, ends, withEnds)
+    },
+  }
+  return { visit, found: () => found }
+}
+
+/**
+ * Stat'ed files against their shard: a valid entry is kept (and, while the
+ * page may hold every file, made its summary now, while `k` is at hand: in
+ * the page's order, after the sort, the same work took several times
+ * longer). The files to read now: those with no valid entry, unless only a
+ * page is read (it reads its own later).
+ */
+const checkCached = (candidates: ReadonlyArray<Known>, shard: Shard, pageOnly: boolean): Known[] => {
+  const toRead: Known[] = []
+  for (const k of candidates) {
+    if (Number.isNaN(k.mtimeMs)) continue // gone, refused or no file
+    k.shard = shard
+    const entry = validEntry(shard.files[k.id], k)
+    if (entry !== undefined) {
+      k.cached = entry
+      if (!pageOnly) k.summary = summaryOfEntry(entry, k)
+    } else if (!pageOnly) toRead.push(k)
+  }
+  return toRead
+}
+
 // --- The listing ------------------------------------------------------------
 
 export interface ListParams {
@@ -196,13 +286,17 @@ export const listSessions: (
   const fs = yield* Fs
   const storage = yield* Storage
   const readEnds = endsReader(fs)
+  const listEnds = folderReader(fs, readEnds)
   const root = projectsDir(configDir)
   let dirs: string[]
+  // Which folders have a cache shard decides, before a folder is listed, whether its files are read at once.
+  const [keys, rootEntries] = yield* Effect.all(
+    [storage.keys, params.cwd === undefined ? fs.list(root) : Effect.succeed(null)],
+    { concurrency: 2 },
+  )
+  const shardKeys = new Set(keys)
   if (params.cwd !== undefined) dirs = [yield* projectDir(configDir, params.cwd)]
-  else {
-    const entries = (yield* fs.list(root)) ?? []
-    dirs = entries.filter((e) => e.kind === "directory").map((e) => join(root, e.name))
-  }
+  else dirs = (rootEntries ?? []).filter((e) => e.kind === "directory").map((e) => join(root, e.name))
   const hidden = params.aliases?.hidden
   const limit = Math.max(1, params.limit ?? DEFAULT_PAGE)
   const shards: Shard[] = []
@@ -239,56 +333,56 @@ export const listSessions: (
 
   /** Candidates found so far: once they outnumber the page, only a page is read (see below). */
   let seen = 0
+  /** Folders not yet started, and files the page has room for that no folder listed so far took. */
+  let folderLeft = dirs.length
+  let room = params.cursor === undefined ? limit : 0
   /**
-   * One folder's files, as soon as it is listed (its reads overlap the
-   * other folders' listing: through the plugin process each is a round
-   * trip). A file the cache knows, or any file once the folders listed so
-   * far hold more than the page (or a cursor is given), is stat'ed; every
-   * other file is read and summarized at once. A folder read whole before
-   * the count passed the page only read files that a smaller page skips.
+   * One folder in one `listEnds` call (its listing, each file's size and
+   * times, and both ends of every file while the page may hold them all),
+   * beside its shard's `get` (asked even when storage has none: a plugin
+   * process's first `get`s, left to its second list, cost that list more
+   * than the empty answers cost the first): through the plugin process
+   * one round trip for both. A folder with no shard is read whole
+   * at once unless it holds more files than its share of what the page has
+   * room for (folders run side by side, so each gets a share; a cursor
+   * gives none); otherwise its files are stat'ed, a cached entry checked
+   * against its file's size and mtime, and only the files that changed
+   * (or, once the folders listed hold more than the page, the page's) read
+   * after.
    */
   const folder = (dir: string) =>
     Effect.gen(function* () {
       const key = listShardKey(dir)
-      const [entries, stored] = yield* Effect.all([fs.list(dir), storage.get(key)])
-      const shard = loadShard(key, stored)
-      shards.push(shard)
-      const found = candidatesIn(entries, dir, shard)
-      const candidates = hidden && hidden.size > 0 ? found.filter((k) => !hidden.has(k.id)) : found
-      seen += candidates.length
-      const pageOnly = params.cursor !== undefined || limit < seen
-      const toStat: Known[] = []
-      const toRead: Known[] = []
-      for (const k of candidates) (pageOnly || shard.files[k.id] !== undefined ? toStat : toRead).push(k)
-      const statAll = readEach(
-        toStat,
-        (k, ends) => {
-          if (ends === null) return
-          k.size = ends.size
-          k.mtimeMs = ends.mtimeMs
-          const entry = validEntry(shard.files[k.id], k)
-          if (entry !== undefined) {
-            k.cached = entry
-            // The page may hold every file: its summary now, while k is at
-            // hand (in the page's order, after the sort, the same work took
-            // several times longer).
-            if (!pageOnly) k.summary = summaryOfEntry(entry, k)
-          }
-          all.push(k)
-        },
-        true,
+      const stored = shardKeys.has(key)
+      // Folders run side by side: each may read at once its share of the page's room.
+      const share = Math.floor(room / Math.max(1, Math.min(FOLDERS_AT_ONCE, folderLeft)))
+      folderLeft--
+      const maxEnds = stored ? 0 : share
+      const empty = loadShard(key, undefined)
+      const visited = folderVisit(dir, empty, hidden, (k, ends, withEnds) => {
+        all.push(k)
+        if (withEnds) read(k, ends)
+      })
+      const visit = visited.visit
+      const [listed, shardText] = yield* Effect.all(
+        [listEnds(dir, { ...SESSION_FILES, maxEnds }, visit), storage.get(key)],
+        { concurrency: 2 },
       )
-      const readAll = readEach(toRead, (k, ends) => {
+      const shard = stored ? loadShard(key, shardText) : empty
+      shards.push(shard)
+      const found = visited.found()
+      const candidates = hidden && hidden.size > 0 ? found.filter((k) => !hidden.has(k.id)) : found
+      room = Math.max(0, room - found.length)
+      seen += candidates.length
+      if (listed?.withEnds === true) return
+      const toRead = checkCached(candidates, shard, params.cursor !== undefined || limit < seen)
+      yield* readEach(toRead, (k, ends) => {
+        // Gone since it was stat'ed: no summary, so no entry either (the page's read tries it again).
         if (ends === null) return
         k.size = ends.size
         k.mtimeMs = ends.mtimeMs
-        all.push(k)
         read(k, ends)
       })
-      // Both at once only when there are both: each concurrent branch is a fiber of its own.
-      if (toStat.length === 0) yield* readAll
-      else if (toRead.length === 0) yield* statAll
-      else yield* Effect.all([statAll, readAll], { concurrency: 2, discard: true })
     })
   yield* Effect.forEach(dirs, folder, { concurrency: FOLDERS_AT_ONCE, discard: true })
   yield* finishLater
@@ -307,7 +401,11 @@ export const listSessions: (
       batch.filter((k) => k.summary === undefined),
       (k, ends) => {
         if (ends !== null) read(k, ends)
-        else k.summary = null
+        else {
+          // Gone (or unreadable) since it was stat'ed: not shown, and not cached as no session.
+          k.summary = null
+          k.size = -1
+        }
       },
     )
     yield* finishLater

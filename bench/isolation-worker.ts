@@ -9,10 +9,11 @@
  *
  *   node --import tsx bench/isolation-worker.ts <process|in-process> <list|read> <home> <cwd> <sessionId>
  *
- * Prints one JSON line: the times, what the calls returned, and the plugin
+ * Prints one JSON line: the times (wall, and for the list the CPU of the
+ * host and the plugin process together), what the calls returned, and the plugin
  * process's resident and peak memory (isolated), the host's peak.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startHost } from "../host/host.ts"
@@ -32,6 +33,18 @@ const memoryOf = (pid: number | "self") => {
   }
 }
 
+/** CPU time in ms of every thread of a process, from the scheduler's own count (nanoseconds, not clock ticks). */
+const threadsCpuMs = (pid: number): number => {
+  let ns = 0
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0])
+  } catch {
+    return 0
+  }
+  return ns / 1e6
+}
+
 const main = async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "cvg-isolation-bench-"))
   const host = await startHost({
@@ -44,10 +57,16 @@ const main = async () => {
   })
   const plugin = host.pluginProcess()
   const idle = plugin ? memoryOf(plugin.pid) : { rss: 0, peak: 0 }
+  /** The call's CPU: the host's and the plugin process's together (in-process, the host's alone). */
+  const cpuNow = () => threadsCpuMs(process.pid) + (plugin ? threadsCpuMs(plugin.pid) : 0)
+  const cpu: number[] = []
   const timed = async <A>(f: () => Promise<A>): Promise<[number, A]> => {
     const started = performance.now()
+    const cpuBefore = cpuNow()
     const value = await f()
-    return [performance.now() - started, value]
+    const ms = performance.now() - started
+    cpu.push(cpuNow() - cpuBefore)
+    return [ms, value]
   }
   const out: Record<string, unknown> = { mode, task }
   if (task === "list") {
@@ -55,7 +74,14 @@ const main = async () => {
     // The summary cache (a shard per project folder) is written after the answer: wait for all of it, outside the timing.
     await settleListCache(host.storage, 10_000)
     const [warmMs, warm] = await timed(() => host.call("claude", "listSessions", { limit: 1_000_000 }))
-    Object.assign(out, { coldMs, warmMs, count: cold.sessions.length, warmCount: warm.sessions.length })
+    Object.assign(out, {
+      coldMs,
+      warmMs,
+      coldCpuMs: cpu[0],
+      warmCpuMs: cpu[1],
+      count: cold.sessions.length,
+      warmCount: warm.sessions.length,
+    })
   } else {
     const [readMs, read] = await timed(() => host.call("claude", "readSession", { sessionId, cwd }))
     Object.assign(out, { readMs, count: read.items.length })

@@ -67,6 +67,9 @@ export const homeOver = (name: string, configDir: string): string => {
 
 export interface Round {
   readonly coldMs?: number
+  /** The list's CPU, host and plugin process together (bench/isolation-worker.ts). */
+  readonly coldCpuMs?: number
+  readonly warmCpuMs?: number
   readonly warmMs?: number
   readonly readMs?: number
   readonly count: number
@@ -243,6 +246,15 @@ const historyPart = (): string => {
     if (a.count !== b.count) throw new Error(`the modes answered differently: ${a.count} against ${b.count}`)
   const cold = pairedRatio(lists, (r) => r.coldMs ?? 0)
   const warm = pairedRatio(lists, (r) => r.warmMs ?? 0)
+  // CPU swings less than wall time with the load: the steadier view of what isolation adds.
+  const coldCpu = pairedRatio(lists, (r) => r.coldCpuMs ?? 0)
+  const warmCpu = pairedRatio(lists, (r) => r.warmCpuMs ?? 0)
+  for (const mode of MODES) {
+    const l = lists.map((r) => r[mode])
+    console.log(
+      `${mode.padEnd(11)} list CPU (host + plugin process) cold ${fixed(median(l.map((r) => r.coldCpuMs ?? 0)))} ms, warm ${fixed(median(l.map((r) => r.warmCpuMs ?? 0)))} ms`,
+    )
+  }
   const read = pairedRatio(reads, (r) => r.readMs ?? 0)
   console.log(
     `fastest runs, isolated over in-process: list cold ${bestRatio(lists, (r) => r.coldMs ?? 0).toFixed(2)}x, warm ${bestRatio(lists, (r) => r.warmMs ?? 0).toFixed(2)}x; read ${bestRatio(reads, (r) => r.readMs ?? 0).toFixed(2)}x`,
@@ -256,7 +268,7 @@ const historyPart = (): string => {
     `host process peak: in-process ${mb(median(lists.map((r) => r["in-process"].hostPeak)))}, isolated ${mb(median(iso.map((r) => r.hostPeak)))} (list)`,
   )
 
-  return `list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm; read ${read.toFixed(2)}x; plugin process ${mb(median(iso.map((r) => r.pluginIdleRss)))} idle, ${mb(median(isoRead.map((r) => r.pluginPeak)))} peak on the read`
+  return `list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm (CPU ${coldCpu.toFixed(2)}x, ${warmCpu.toFixed(2)}x); read ${read.toFixed(2)}x; plugin process ${mb(median(iso.map((r) => r.pluginIdleRss)))} idle, ${mb(median(isoRead.map((r) => r.pluginPeak)))} peak on the read`
 }
 
 /** The live rounds; returns the headline's part. */

@@ -3,7 +3,10 @@
  * interleaved round by round: each tree's `bench/scale-worker.ts` bundled
  * by esbuild, then per round and tree a cold list (no summary cache), a
  * warm one (the cache the cold one wrote) and the floor (the file-system
- * calls alone), each a fresh process. On a shared machine the wall times
+ * calls alone), each a fresh process; for the last tree also the floor plus
+ * decoding the ends, and plus the summaries' facts (what of the list's
+ * cost is not the file-system calls; LIST_AB_PIECES=0 skips them). On a
+ * shared machine the wall times
  * swing with the load, so each line gives the CPU medians beside them, and
  * the ratios over the floor both ways.
  *
@@ -32,6 +35,9 @@ interface Series {
   readonly cold: Sample[]
   readonly warm: Sample[]
   readonly floor: Sample[]
+  /** The floor's calls plus decoding the ends; plus taking the summaries' facts (this tree's worker has them). */
+  readonly decode: Sample[]
+  readonly facts: Sample[]
 }
 
 const median = (xs: ReadonlyArray<number>): number => {
@@ -71,7 +77,10 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   const call = (t: Tree, ...rest: string[]) =>
     runWorkerJson<Sample>([t.worker, ...rest], { BENCH_STORAGE: t.storage })
   console.log(`load average before: ${load()}; ${count} sessions, ${rounds} rounds, trees in turn`)
-  const series = new Map<Tree, Series>(trees.map((t) => [t, { cold: [], warm: [], floor: [] }]))
+  const series = new Map<Tree, Series>(
+    trees.map((t) => [t, { cold: [], warm: [], floor: [], decode: [], facts: [] }]),
+  )
+  const pieces = process.env.LIST_AB_PIECES !== "0"
   for (let r = 0; r < rounds; r++)
     for (const t of trees) {
       const s = series.get(t) as Series
@@ -79,6 +88,10 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
       rmSync(t.storage, { force: true })
       s.cold.push(call(t, "list", corpus, String(count * 2)))
       s.warm.push(call(t, "list", corpus, String(count * 2)))
+      if (pieces && t === trees[trees.length - 1]) {
+        s.decode.push(call(t, "floor-decode", corpus))
+        s.facts.push(call(t, "floor-facts", corpus))
+      }
     }
   const headline: string[] = []
   for (const t of trees) {
@@ -93,6 +106,12 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
       `${t.name} cold ${paired(cold, floor, wall).toFixed(2)}x floor (CPU ${paired(cold, floor, cpu).toFixed(2)}x), warm ${paired(warm, floor, wall).toFixed(2)}x (CPU ${paired(warm, floor, cpu).toFixed(2)}x)`,
     )
   }
+  const last = trees[trees.length - 1] as Tree
+  const { floor, decode, facts } = series.get(last) as Series
+  if (decode.length > 0)
+    console.log(
+      `${last.name.padEnd(8)} the floor's pieces: floor + decoding the ends ${ms(median(decode.map((s) => s.ms)))} (CPU ${ms(median(decode.map((s) => s.cpuMs)))}, ${paired(decode, floor, (s) => s.cpuMs).toFixed(2)}x the floor's CPU); + the summaries' facts ${ms(median(facts.map((s) => s.ms)))} (CPU ${ms(median(facts.map((s) => s.cpuMs)))}, ${paired(facts, floor, (s) => s.cpuMs).toFixed(2)}x)`,
+    )
   console.log(`load average after: ${load()}`)
   console.log(`list-ab: ${headline.join("; ")} at ${count}`)
 }

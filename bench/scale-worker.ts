@@ -8,17 +8,20 @@
  *   node scale-worker.mjs floor-parse <path>…             that, and JSON.parse of the lines the reader parses
  *   node scale-worker.mjs list <configDir> <limit>        list_sessions (BENCH_STORAGE: the plugin storage file)
  *   node scale-worker.mjs floor-list <configDir>          a cold list's file-system calls alone
+ *   node scale-worker.mjs floor-decode <configDir>        those calls, each end then decoded to text
+ *   node scale-worker.mjs floor-facts <configDir>         those calls, each file's summary facts taken (endsFacts)
  *
  * Prints one JSON line: a `Sample` (bench/sample.ts), with `returned` (the
  * characters of text the answer holds, its strings summed) for a read.
  */
-import { closeSync, openSync, readSync } from "node:fs"
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs"
 import { Context, Effect } from "effect"
 import { openJsonStorage } from "../host/storage.ts"
 import { isParsedLine } from "../chain.ts"
 import { LinePrefix, LONG_LINE_BYTES } from "../files.ts"
 import { listSessions, readSession } from "../history.ts"
 import { Fs, Storage } from "../sdk/plugin-api.ts"
+import { endsFacts } from "../session-summary.ts"
 import { nodeFs, rawEndsFloor } from "./node-fs.ts"
 import { settleListCache } from "./list-cache.ts"
 import { measureCall } from "./sample.ts"
@@ -157,6 +160,46 @@ const floorParse = (path: string, parsed: Uint32Array): number => {
   return keys
 }
 
+/**
+ * The floor's calls (bench/node-fs.ts `rawEndsFloor`), then per file `work`
+ * on its two ends: what the list must do beyond the file-system calls, with
+ * nothing else of the list around it (no Effect, records, sort or cache).
+ */
+const floorWith = (
+  configDir: string,
+  work: (head: Uint8Array, tail: Uint8Array, size: number) => unknown,
+) => {
+  const root = `${configDir}/projects`
+  const headBytes = 2 * 1024
+  const tailBytes = 4 * 1024
+  const buffer = new Uint8Array(headBytes + tailBytes)
+  let files = 0
+  let kept = 0
+  for (const folder of readdirSync(root, { withFileTypes: true })) {
+    if (!folder.isDirectory()) continue
+    const dir = `${root}/${folder.name}`
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.name.endsWith(".jsonl") || entry.isDirectory()) continue
+      const fd = openSync(`${dir}/${entry.name}`, constants.O_RDONLY | constants.O_NONBLOCK)
+      try {
+        const size = fstatSync(fd).size
+        const head = readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
+        const tail =
+          size > headBytes
+            ? readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
+            : 0
+        if (work(buffer.subarray(0, head), buffer.subarray(headBytes, headBytes + tail), size) !== undefined)
+          kept++
+      } finally {
+        closeSync(fd)
+      }
+      files++
+    }
+  }
+  return kept === 0 ? -1 : files
+}
+const textDecoder = new TextDecoder()
+
 const main = async (): Promise<void> => {
   const storage = await openJsonStorage(process.env.BENCH_STORAGE ?? "/dev/null/none")
   const services = Context.make(Fs, nodeFs).pipe(Context.add(Storage, storage))
@@ -184,6 +227,9 @@ const main = async (): Promise<void> => {
       paths.reduce((n, path, i) => n + floorParse(path, selections[i]?.lines ?? new Uint32Array(0)), 0),
     list: async () => (await run(listSessions(a, { limit: Number(b) }))).sessions.length,
     "floor-list": async () => rawEndsFloor(a, 2 * 1024, 4 * 1024),
+    "floor-decode": async () =>
+      floorWith(a, (head, tail) => textDecoder.decode(head).length + textDecoder.decode(tail).length),
+    "floor-facts": async () => floorWith(a, (head, tail, size) => endsFacts(head, tail, size)),
   }
   const call = calls[mode]
   if (call === undefined) throw new Error(`no such mode ${mode}`)

@@ -26,7 +26,7 @@ import type { DirEntry, FileEnds, FileStat, FsShape } from "../sdk/plugin-api.ts
 import { readEndsSync } from "./ends-reader.ts"
 import { fileChunks } from "./file-chunks.ts"
 import { covers, expandPath, type ScopeRoot, type ScopeSet } from "./scopes.ts"
-import { endsBufferBytes, endsIn, planEnds } from "../sdk/file-ends.ts"
+import { endsBufferBytes, endsIn, listEndsBy, planEnds } from "../sdk/file-ends.ts"
 
 export interface FsBrokerOptions {
   readonly scopes: ScopeSet
@@ -34,7 +34,12 @@ export interface FsBrokerOptions {
   readonly data: string
   /** Told of every refusal (path asked, why). */
   readonly refuse: (path: string, reason: string) => void
+  /** The most entries `listEnds` lists in one call (default LIST_ENDS_MAX_ENTRIES). */
+  readonly listEndsMaxEntries?: number
 }
+
+/** A folder past this many entries is refused by `listEnds` (still served by `list` and `readEnds`). */
+export const LIST_ENDS_MAX_ENTRIES = 100_000
 
 type Access =
   | {
@@ -297,7 +302,7 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   const kindOf = (s: Stats): FileStat["kind"] =>
     s.isFile() ? "file" : s.isDirectory() ? "directory" : "other"
 
-  return {
+  const fs: FsShape = {
     paths: { home, data: options.data },
     read: (path) => withOpen(path, "file", ({ handle }) => handle.readFile("utf8")),
     readRange: (path, start, end) =>
@@ -404,6 +409,14 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       ),
     realpath: (path) => withOpen(path, "any", async ({ real }) => real),
   }
+  // Made of the checked `list` and `readEnds`: it refuses exactly what they refuse, in one call for the plugin.
+  const listEnds = listEndsBy(
+    fs.list,
+    fs.readEnds as NonNullable<FsShape["readEnds"]>,
+    options.listEndsMaxEntries ?? LIST_ENDS_MAX_ENTRIES,
+    refuse,
+  )
+  return { ...fs, listEnds }
 }
 
 /** For tests and the front end: would `path` be granted by these roots, lexically? */

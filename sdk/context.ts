@@ -10,10 +10,12 @@
  * - A spawned process lives as long as the caller's scope; closing it asks
  *   the host to end the process and waits for that.
  * - Byte streams and `readEnds` batches are pulled with credit, so nothing
- *   is read ahead of the plugin by more than the channel's window.
+ *   is read ahead of the plugin by more than the channel's window; both take
+ *   the byte lane (`readEnds` as records of bytes, sdk/ends-wire.ts).
  */
 import { Context, Effect, type Scope, Stream } from "effect"
 import { ChannelError, type Peer, type WireError } from "./channel.ts"
+import { makeEndsReader } from "./ends-wire.ts"
 import {
   type Broker,
   BrokerFailure,
@@ -58,15 +60,6 @@ export const withBroker =
 export interface ActivateParams {
   readonly apiVersion: number
   readonly paths: { readonly home: string; readonly data: string }
-}
-
-/** One file of a `fs.readEnds` batch: [index, size, mtimeMs, birthtimeMs, headLength, tailLength], or [index] for null. */
-export type EndsEntry = readonly [number] | readonly [number, number, number, number, number, number]
-
-/** A `fs.readEnds` stream item: the entries and their heads and tails, back to back in one array. */
-export interface EndsBatch {
-  readonly entries: ReadonlyArray<EndsEntry>
-  readonly bytes: Uint8Array
 }
 
 const wireOf = (error: unknown): WireError =>
@@ -143,25 +136,31 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
       Scope.Scope
     >
 
+  // The host's records (ends-wire.ts) arrive as byte pieces cut anywhere: each visited as soon as it is whole.
   const readEnds: NonNullable<PluginApi["fs"]["readEnds"]> = (paths, headBytes, tailBytes, visit) =>
     Effect.promise(async () => {
-      for await (const batch of peer.open("fs.readEnds", { paths, headBytes, tailBytes })) {
-        for (const { entries, bytes } of batch as EndsBatch[]) {
-          let at = 0
-          for (const entry of entries) {
-            if (entry.length === 1) {
-              visit(entry[0], null)
-              continue
-            }
-            const [index, size, mtimeMs, birthtimeMs, headLength, tailLength] = entry
-            const head = bytes.subarray(at, at + headLength)
-            const tail = bytes.subarray(at + headLength, at + headLength + tailLength)
-            at += headLength + tailLength
-            const ends: FileEnds = { head, tail, size, mtimeMs, birthtimeMs }
-            visit(index, ends)
-          }
-        }
+      const reader = makeEndsReader(headBytes, tailBytes, visit)
+      for await (const batch of peer.open("fs.readEnds", { paths, headBytes, tailBytes }))
+        for (const piece of batch as Uint8Array[]) reader.push(piece)
+      reader.end()
+    })
+
+  // The listing record first, then the files' records (ends-wire.ts); no listing: the folder was refused or missing.
+  const listEnds: NonNullable<PluginApi["fs"]["listEnds"]> = (dir, options, visit) =>
+    Effect.promise(async () => {
+      let answer: { readonly withEnds: boolean } | null = null
+      const file = (index: number, ends: FileEnds | null) => {
+        if (answer === null) throw new Error("listEnds: a file's record before the listing")
+        visit.file(index, ends)
       }
+      const reader = makeEndsReader(options.headBytes, options.tailBytes, file, (entries, withEnds) => {
+        answer = { withEnds }
+        visit.entries(entries, withEnds)
+      })
+      for await (const batch of peer.open("fs.listEnds", { path: dir, ...options }))
+        for (const piece of batch as Uint8Array[]) reader.push(piece)
+      reader.end()
+      return answer
     })
 
   const log = (level: keyof LogShape) => (message: string, data?: unknown) =>
@@ -189,6 +188,7 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
         ),
       stat: (path) => call<FileStat | null>("fs.stat", { path }),
       readEnds,
+      listEnds,
       list: (dir) => call<ReadonlyArray<DirEntry> | null>("fs.list", { path: dir }),
       realpath: (path) => call<string | null>("fs.realpath", { path }),
       paths: options.paths,

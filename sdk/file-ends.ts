@@ -1,7 +1,11 @@
 /**
  * The arithmetic of `Fs.readEnds` for hosts that implement it: how much of
- * each end to read, and whether one read of the whole file serves both.
+ * each end to read, and whether one read of the whole file serves both;
+ * and `Fs.listEnds` made of `list` and `readEnds` (the host's broker, and a
+ * plugin on a host without it).
  */
+import { Effect } from "effect"
+import type { DirEntry, FsShape } from "./plugin-api.ts"
 
 export interface EndsPlan {
   readonly headLength: number
@@ -52,3 +56,46 @@ export const endsIn = (
         head: buffer.subarray(0, headRead),
         tail: buffer.subarray(plan.headLength, plan.headLength + tailRead),
       }
+
+/**
+ * `listEnds` made of `list` then one `readEnds` of the matching files, so
+ * it refuses exactly what those refuse. `maxEntries`: a larger folder is
+ * refused (`refuse` told why), null.
+ */
+export const listEndsBy =
+  (
+    list: FsShape["list"],
+    readEnds: NonNullable<FsShape["readEnds"]>,
+    maxEntries = Number.POSITIVE_INFINITY,
+    refuse: (path: string, reason: string) => void = () => {},
+  ): NonNullable<FsShape["listEnds"]> =>
+  (dir, { suffix, nameLength, headBytes, tailBytes, maxEnds }, visit) =>
+    Effect.gen(function* () {
+      const entries = yield* list(dir)
+      if (entries === null) return null
+      if (entries.length > maxEntries) {
+        refuse(dir, `holds ${entries.length} entries, more than the ${maxEntries} listEnds lists at once`)
+        return null
+      }
+      const indexes: number[] = []
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i] as DirEntry
+        if (
+          (e.kind === "file" || e.kind === "link") &&
+          e.name.endsWith(suffix) &&
+          (nameLength === undefined || e.name.length === nameLength)
+        )
+          indexes.push(i)
+      }
+      const withEnds = indexes.length <= maxEnds
+      visit.entries(entries, withEnds)
+      const folder = dir.endsWith("/") ? dir.slice(0, -1) : dir
+      if (indexes.length > 0)
+        yield* readEnds(
+          indexes.map((i) => `${folder}/${(entries[i] as DirEntry).name}`),
+          withEnds ? headBytes : 0,
+          withEnds ? tailBytes : 0,
+          (j, ends) => visit.file(indexes[j] as number, ends),
+        )
+      return { withEnds }
+    })

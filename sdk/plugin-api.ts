@@ -124,6 +124,27 @@ export interface FileEnds {
   readonly birthtimeMs: number
 }
 
+/** What `FsShape.listEnds` reads of a folder's files. */
+export interface ListEndsOptions {
+  /** Files whose name ends so are visited (`.jsonl`)… */
+  readonly suffix: string
+  /** …and, when given, is this long (a `<uuid>.jsonl` is 42). */
+  readonly nameLength?: number
+  readonly headBytes: number
+  readonly tailBytes: number
+  /** Both ends only when at most this many files match; else sizes and times only. */
+  readonly maxEnds: number
+}
+
+/**
+ * The listing first (`withEnds`: the files' ends are read, else only their
+ * sizes and times), then each matching file by its index in it (`FsShape.listEnds`).
+ */
+export interface ListEndsVisit {
+  readonly entries: (entries: ReadonlyArray<DirEntry>, withEnds: boolean) => void
+  readonly file: (index: number, ends: FileEnds | null) => void
+}
+
 /** How `FsShape.stream` may hand its chunks over. */
 export interface StreamOptions {
   /**
@@ -170,6 +191,23 @@ export interface FsShape {
     tailBytes: number,
     visit: (index: number, ends: FileEnds | null) => void,
   ) => Effect.Effect<void>
+  /**
+   * A folder's entries and the ends of its files in one call: `visit.entries`
+   * once with the listing (and whether the ends are read), then `visit.file(index, ends)` once for each entry
+   * (its index in the listing) that is a file or link whose name ends with
+   * `suffix` (and is `nameLength` long, when given), as `readEnds` visits a path (lent bytes, null for one refused,
+   * missing or not a regular file). Both ends are read only when at most
+   * `maxEnds` files match; otherwise only their sizes and times (the answer
+   * says which). Null when the folder is refused, missing, not a folder, or
+   * holds more entries than the host lists in one call (logged as a
+   * refusal): `list` and `readEnds` still serve it. Checked as `list` and
+   * `readEnds` are. Optional: a host without it is served by those two.
+   */
+  readonly listEnds?: (
+    dir: string,
+    options: ListEndsOptions,
+    visit: ListEndsVisit,
+  ) => Effect.Effect<{ readonly withEnds: boolean } | null>
   readonly list: (dir: string) => Effect.Effect<ReadonlyArray<DirEntry> | null>
   readonly realpath: (path: string) => Effect.Effect<string | null>
   /** Named folders of the fs scopes: `home` and the plugin's `data` folder. */

@@ -2,7 +2,7 @@
  * The plugin's API over the channel (sdk/context.ts `channelApi`) against
  * the host's broker served on the other end (serve-broker.ts), joined in
  * memory: the same answers as the broker gives in-process, `readEnds` across
- * several slices, byte streams, a scoped process ended with its scope, and
+ * several slices and over a byte lane that cuts its records anywhere, byte streams, a scoped process ended with its scope, and
  * refusals that keep their tags.
  */
 import { join } from "node:path"
@@ -18,8 +18,15 @@ import { serveBroker } from "./serve-broker.ts"
 
 const repoRoot = join(import.meta.dirname, "../..")
 
-const pair = () => {
+/**
+ * Two peers joined in memory; with `lanePiece`, the host's byte streams take
+ * a byte lane that hands them over in pieces of that many bytes (a pipe's
+ * reads cut the stream anywhere, records and all).
+ */
+const pair = (lanePiece?: number) => {
   const listeners: Partial<Record<"a" | "b", (b: ReadonlyArray<Message>) => void>> = {}
+  let laneReader: ((sid: number, piece: Uint8Array) => void) | undefined
+  const lane = { bytes: 0 }
   const port = (self: "a" | "b", other: "a" | "b"): Port => ({
     post: (batch) => {
       const copy = structuredClone(batch)
@@ -29,14 +36,30 @@ const pair = () => {
       listeners[self] = receive
     },
     later: (flush) => queueMicrotask(flush),
+    ...(lanePiece !== undefined &&
+      (self === "b"
+        ? {
+            sendBytes: (sid: number, chunk: Uint8Array) => {
+              const copy = chunk.slice()
+              lane.bytes += copy.byteLength
+              setImmediate(() => {
+                for (let at = 0; at < copy.byteLength; at += lanePiece)
+                  laneReader?.(sid, copy.subarray(at, at + lanePiece))
+              })
+            },
+          }
+        : {
+            listenBytes: (receive: (sid: number, piece: Uint8Array) => void) => {
+              laneReader = receive
+            },
+          })),
   })
-  return { plugin: makePeer(port("a", "b")), host: makePeer(port("b", "a")) }
+  return { plugin: makePeer(port("a", "b")), host: makePeer(port("b", "a")), lane }
 }
 
 let world: TempWorld
 let broker: HostBroker
 let api: PluginApi
-let released: () => Promise<void>
 
 beforeEach(async () => {
   world = makeTempWorld("cvg-channel-api-")
@@ -46,17 +69,22 @@ beforeEach(async () => {
     env: { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin`, CLAUDE_X: "1", SECRET: "no" },
     killGraceMs: 300,
   })
-  const { plugin, host } = pair()
-  released = serveBroker(host, broker, () => {}).releaseAll
-  api = channelApi(plugin, {
+  api = overChannel(pair())
+})
+
+const releases: Array<() => Promise<void>> = []
+/** The plugin's API over `peers`, the host's broker served at their other end. */
+const overChannel = ({ plugin, host }: Pick<ReturnType<typeof pair>, "plugin" | "host">): PluginApi => {
+  releases.push(serveBroker(host, broker, () => {}).releaseAll)
+  return channelApi(plugin, {
     apiVersion: broker.api.apiVersion,
     paths: broker.api.fs.paths,
     providers: new Map(),
     staged: new Map(),
   })
-})
+}
 afterEach(async () => {
-  await released()
+  for (const release of releases.splice(0)) await release()
   await broker.close()
   world.cleanup()
 })
@@ -94,6 +122,88 @@ describe("the plugin API over the channel", () => {
       })
     expect(seen.get(40)).toBeNull()
     expect(seen.get(41)).toBeNull()
+  })
+
+  it("reads ends over a byte lane that cuts the records anywhere: every file once, its bytes and times exact", async () => {
+    const dir = join(world.home, ".claude/projects/q")
+    const paths = Array.from({ length: 30 }, (_, i) =>
+      world.write(join(dir, `f${i}.jsonl`), `head-${i}-`.padEnd(100 + i * 7, "é") + `-tail-${i}`),
+    )
+    const asked = [join(dir, "missing.jsonl"), ...paths, dir]
+    const direct = new Map<number, unknown>()
+    const shape = (ends: FileEnds | null) =>
+      ends && {
+        head: Buffer.from(ends.head).toString("hex"),
+        tail: Buffer.from(ends.tail).toString("hex"),
+        size: ends.size,
+        mtimeMs: ends.mtimeMs,
+        birthtimeMs: ends.birthtimeMs,
+      }
+    await run(broker.api.fs.readEnds!(asked, 64, 48, (i, ends) => void direct.set(i, shape(ends))))
+    for (const piece of [1, 13, 40, 4096]) {
+      const peers = pair(piece)
+      const laned = overChannel(peers)
+      const seen = new Map<number, unknown>()
+      await run(
+        laned.fs.readEnds!(asked, 64, 48, (i, ends) => {
+          expect(seen.has(i)).toBe(false)
+          seen.set(i, shape(ends))
+        }),
+      )
+      expect(seen, `pieces of ${piece} bytes`).toEqual(direct)
+      expect(peers.lane.bytes).toBeGreaterThan(30 * 64)
+    }
+    expect(direct.get(0)).toBeNull()
+    expect(direct.get(31)).toBeNull()
+    expect(direct.get(1)).toMatchObject({ size: Buffer.byteLength(`head-0-`.padEnd(100, "é") + "-tail-0") })
+  })
+
+  it("lists a folder with its files' ends in one call over a lane that cuts it anywhere, as the broker does", async () => {
+    const dir = join(world.home, ".claude/projects/r")
+    for (let i = 0; i < 12; i++)
+      world.write(join(dir, `s${i}.jsonl`), `head-${i}-`.padEnd(90 + i, "é") + `-tail-${i}`)
+    world.write(join(dir, "s0/subagents/a.jsonl"), "sub")
+    world.write(join(dir, "notes.txt"), "n")
+    const listingOf = async (fs: PluginApi["fs"], path: string, maxEnds: number) => {
+      const out: { entries: string[]; withEnds?: boolean; files: Record<string, string | null> } = {
+        entries: [],
+        files: {},
+      }
+      let names: string[] = []
+      const answer = await run(
+        fs.listEnds!(
+          path,
+          { suffix: ".jsonl", headBytes: 32, tailBytes: 16, maxEnds },
+          {
+            entries: (entries, withEnds) => {
+              names = entries.map((e) => `${e.name}:${e.kind}`)
+              out.entries = [...names].sort()
+              out.withEnds = withEnds
+            },
+            file: (i, ends) => {
+              out.files[names[i] as string] =
+                ends &&
+                `${Buffer.from(ends.head).toString("hex")}/${Buffer.from(ends.tail).toString("hex")}/${ends.size}/${ends.mtimeMs}`
+            },
+          },
+        ),
+      )
+      return { answer, ...out }
+    }
+    for (const maxEnds of [100, 5]) {
+      const direct = await listingOf(broker.api.fs, dir, maxEnds)
+      expect(direct.withEnds).toBe(maxEnds === 100)
+      expect(Object.keys(direct.files)).toHaveLength(12)
+      for (const piece of [1, 29, 4096]) {
+        const peers = pair(piece)
+        expect(await listingOf(overChannel(peers).fs, dir, maxEnds), `pieces of ${piece}`).toEqual(direct)
+        expect(peers.lane.bytes).toBeGreaterThan(12 * 40)
+      }
+    }
+    const missing = await listingOf(overChannel(pair(7)).fs, join(dir, "none"), 100)
+    expect(missing).toEqual({ answer: null, entries: [], files: {} })
+    const outside = await listingOf(overChannel(pair(7)).fs, world.outside, 100)
+    expect(outside.answer).toBeNull()
   })
 
   it("answers fs, env and storage as the broker does", async () => {

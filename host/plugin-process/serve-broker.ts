@@ -16,8 +16,8 @@
 import { Cause, Effect, Exit, Scope, Stream } from "effect"
 import { z } from "zod"
 import { type Peer, STREAM_WINDOW, type StreamSink } from "../../sdk/channel.ts"
-import type { EndsBatch, EndsEntry } from "../../sdk/context.ts"
-import type { ProcessHandle } from "../../sdk/plugin-api.ts"
+import { ENDS_HEADER_BYTES, endsRecordBytes, listingRecord, writeEndsRecord } from "../../sdk/ends-wire.ts"
+import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker.ts"
 
 const Path = z.object({ path: z.string() })
@@ -45,12 +45,104 @@ const Ends = z.object({
 })
 
 /**
- * Files per `readEnds` slice: half the plugin's credit window of ends at most
- * (so the host reads the next slice while the plugin takes this one, instead
- * of waiting for its credit), and no more than 512.
+ * Files per `readEnds` slice: half the plugin's credit window of records at
+ * most (so the host reads the next slice while the plugin takes this one,
+ * instead of waiting for its credit), and no more than 512.
  */
 const endsSlice = (headBytes: number, tailBytes: number): number =>
-  Math.max(16, Math.min(512, Math.floor(STREAM_WINDOW / 2 / Math.max(1, headBytes + tailBytes))))
+  Math.max(16, Math.min(512, Math.floor(STREAM_WINDOW / 2 / endsRecordBytes(headBytes, tailBytes))))
+
+/**
+ * A `readEnds` call as a byte stream (sdk/ends-wire.ts: one record a file),
+ * on the byte lane: a slice of files read by the broker, its records written
+ * into one fresh buffer (the broker lends its bytes for one visit, so each
+ * end is copied once, here), handed to the lane uncopied.
+ */
+const serveEnds = async (
+  api: PluginApi,
+  { paths, headBytes, tailBytes }: z.infer<typeof Ends>,
+  sink: StreamSink,
+): Promise<void> => {
+  const readEnds = api.fs.readEnds
+  if (!readEnds) throw new Error("this host's broker has no readEnds")
+  const slice = endsSlice(headBytes, tailBytes)
+  const recordBytes = endsRecordBytes(headBytes, tailBytes)
+  for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
+    const count = Math.min(slice, paths.length - from)
+    const bytes = new Uint8Array(count * recordBytes)
+    let at = 0
+    await run(
+      readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
+        at = writeEndsRecord(bytes, at, from + index, ends)
+      }),
+    )
+    await sink.emit([bytes.subarray(0, at)])
+  }
+}
+
+const ListEnds = z.object({
+  path: z.string(),
+  suffix: z.string(),
+  nameLength: z.number().int().nonnegative().optional(),
+  headBytes: z.number().nonnegative(),
+  tailBytes: z.number().nonnegative(),
+  maxEnds: z.number().nonnegative(),
+})
+
+/**
+ * Files whose ends one `listEnds` call reads for the plugin process: its
+ * records are held until the call ends (the broker visits them in one go),
+ * so a larger folder gets sizes only and the plugin reads the ends it needs
+ * with `readEnds`, which streams with credit.
+ */
+const LIST_ENDS_READ_AT_ONCE = 512
+
+/**
+ * A `listEnds` call as a byte stream: the listing record, then one record a
+ * matching file (sdk/ends-wire.ts), in slices the size of a `readEnds`
+ * slice's, on the byte lane.
+ */
+const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
+  const listEnds = api.fs.listEnds
+  if (!listEnds) throw new Error("this host's broker has no listEnds")
+  const maxEnds = Math.min(args.maxEnds, LIST_ENDS_READ_AT_ONCE)
+  let listed: ReadonlyArray<DirEntry> | null = null
+  const slices: Uint8Array[] = []
+  let slice = new Uint8Array(0)
+  let at = 0
+  /** A record's most bytes, and a slice's: sized to the folder, so a small one costs a small buffer. */
+  let recordBytes = ENDS_HEADER_BYTES
+  let sliceBytes = 0
+  const answer = await run(
+    listEnds(
+      args.path,
+      { ...args, maxEnds },
+      {
+        entries: (entries, withEnds) => {
+          listed = entries
+          recordBytes = withEnds ? endsRecordBytes(args.headBytes, args.tailBytes) : ENDS_HEADER_BYTES
+          sliceBytes = Math.min(Math.max(STREAM_WINDOW / 2, recordBytes), entries.length * recordBytes)
+        },
+        file: (index, ends) => {
+          if (slice.byteLength - at < recordBytes) {
+            if (at > 0) slices.push(slice.subarray(0, at))
+            slice = new Uint8Array(sliceBytes)
+            at = 0
+          }
+          at = writeEndsRecord(slice, at, index, ends)
+        },
+      },
+    ),
+  )
+  // No listing record: the folder was refused or is missing (null to the plugin).
+  if (answer === null || listed === null) return
+  await sink.emit([listingRecord(listed, answer.withEnds)])
+  if (at > 0) slices.push(slice.subarray(0, at))
+  for (const bytes of slices) {
+    if (sink.signal.aborted) return
+    await sink.emit([bytes])
+  }
+}
 
 /** A Zod failure as the one clear error the plugin gets (and the host logs). */
 class BadArguments extends Error {
@@ -195,36 +287,11 @@ export const serveBroker = (
     },
     { bytes: true },
   )
-  peer.serve("fs.readEnds", async (args, sink) => {
-    const { paths, headBytes, tailBytes } = parse(Ends, "fs.readEnds", args)
-    const readEnds = api.fs.readEnds
-    if (!readEnds) throw new Error("this host's broker has no readEnds")
-    const slice = endsSlice(headBytes, tailBytes)
-    for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
-      const entries: EndsEntry[] = []
-      const count = Math.min(slice, paths.length - from)
-      // The broker lends its buffer for one visit: each end is copied out once, into the batch's array.
-      const bytes = new Uint8Array(count * (Math.floor(headBytes) + Math.floor(tailBytes)))
-      let at = 0
-      await run(
-        readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
-          if (ends === null) return void entries.push([from + index])
-          bytes.set(ends.head, at)
-          bytes.set(ends.tail, at + ends.head.byteLength)
-          at += ends.head.byteLength + ends.tail.byteLength
-          entries.push([
-            from + index,
-            ends.size,
-            ends.mtimeMs,
-            ends.birthtimeMs,
-            ends.head.byteLength,
-            ends.tail.byteLength,
-          ])
-        }),
-      )
-      const batch: EndsBatch = { entries, bytes: bytes.subarray(0, at) }
-      await sink.emit([batch], Math.max(1, at))
-    }
+  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink), {
+    bytes: true,
+  })
+  peer.serve("fs.listEnds", (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink), {
+    bytes: true,
   })
 
   handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))

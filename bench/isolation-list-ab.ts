@@ -1,0 +1,85 @@
+/**
+ * The isolation benchmark's list for two (or more) trees side by side,
+ * interleaved round by round: per round and tree, one fresh host process per
+ * mode (the tree's own bench/isolation-worker.ts, its host and its plugin),
+ * a cold list then a warm one, in-process and isolated in turn. On a shared
+ * machine wall times swing with the load, so each tree's line gives the CPU
+ * (host and plugin process together) beside them, and both ratios: isolated
+ * over in-process, the median of per-round ratios.
+ *
+ *   npm run bench -- isolation-list-ab <rounds> main=/tmp/main-copy this=.
+ *
+ * A tree needs its own `node_modules` (copied, not linked: a linked one
+ * breaks the plugin process's permission model) and a worker that reports
+ * CPU (copy this tree's bench/isolation-worker.ts there when it has none).
+ * Last line: `isolation-list-ab: <name> cold <c>x (CPU <p>x), warm <w>x (CPU <q>x); …`.
+ */
+import { spawnSync } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { ensureCorpus } from "./corpus.ts"
+import { homeOver, type Round } from "./isolation.ts"
+
+type Mode = "in-process" | "process"
+const MODES: ReadonlyArray<Mode> = ["in-process", "process"]
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)] ?? Number.NaN
+}
+const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const ms = (x: number) => `${x.toFixed(1)} ms`
+
+const runWorker = (tree: string, mode: Mode, home: string): Round => {
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", join(tree, "bench/isolation-worker.ts"), mode, "list", home],
+    { cwd: tree, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
+  )
+  const line = child.stdout.trim().split("\n").pop() ?? ""
+  if (child.status !== 0 || !line.startsWith("{"))
+    throw new Error(`${tree} ${mode} worker failed (exit ${child.status}):\n${child.stderr}\n${child.stdout}`)
+  return JSON.parse(line) as Round
+}
+
+export const main = async (args: ReadonlyArray<string>): Promise<void> => {
+  const [roundsArg = "8", ...treeArgs] = args
+  const rounds = Number(roundsArg)
+  if (treeArgs.length === 0) throw new Error("isolation-list-ab: name the trees, name=<dir> …")
+  const trees = treeArgs.map((arg) => {
+    const at = arg.indexOf("=")
+    return { name: arg.slice(0, at), dir: resolve(arg.slice(at + 1)) }
+  })
+  const corpus = ensureCorpus()
+  const home = homeOver("home-list", corpus.listConfigDir)
+  console.log(`load average before: ${load()}; ${corpus.listFiles} sessions, ${rounds} rounds, trees in turn`)
+  const results = new Map(trees.map((t) => [t.name, [] as Array<Record<Mode, Round>>]))
+  for (let r = 0; r < rounds; r++)
+    for (const t of trees) {
+      const round = {} as Record<Mode, Round>
+      for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse())
+        round[mode] = runWorker(t.dir, mode, home)
+      results.get(t.name)?.push(round)
+    }
+  const headline: string[] = []
+  for (const t of trees) {
+    const rs = results.get(t.name) ?? []
+    const of = (mode: Mode, f: (r: Round) => number) => median(rs.map((r) => f(r[mode])))
+    const ratio = (f: (r: Round) => number) => median(rs.map((r) => f(r.process) / f(r["in-process"])))
+    const fields = {
+      cold: (r: Round) => r.coldMs ?? Number.NaN,
+      warm: (r: Round) => r.warmMs ?? Number.NaN,
+      coldCpu: (r: Round) => r.coldCpuMs ?? Number.NaN,
+      warmCpu: (r: Round) => r.warmCpuMs ?? Number.NaN,
+    }
+    for (const mode of MODES)
+      console.log(
+        `${t.name.padEnd(8)} ${mode.padEnd(11)} cold ${ms(of(mode, fields.cold))} (CPU ${ms(of(mode, fields.coldCpu))}), warm ${ms(of(mode, fields.warm))} (CPU ${ms(of(mode, fields.warmCpu))})`,
+      )
+    const line = `${t.name} cold ${ratio(fields.cold).toFixed(2)}x (CPU ${ratio(fields.coldCpu).toFixed(2)}x), warm ${ratio(fields.warm).toFixed(2)}x (CPU ${ratio(fields.warmCpu).toFixed(2)}x)`
+    console.log(`${t.name.padEnd(8)} isolated over in-process: ${line.slice(t.name.length + 1)}`)
+    headline.push(line)
+  }
+  console.log(`load average after: ${load()}`)
+  console.log(`isolation-list-ab: ${headline.join("; ")}`)
+}
