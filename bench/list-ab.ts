@@ -16,9 +16,9 @@
  * A tree needs its own `node_modules` only for esbuild to resolve its
  * imports. Last line: `list-ab: <name> cold <c>x floor (CPU <p>x), warm <w>x; …`.
  */
-import { readFileSync, rmSync } from "node:fs"
-import { join, resolve } from "node:path"
-import { build } from "esbuild"
+import { rmSync } from "node:fs"
+import { join } from "node:path"
+import { bundleScaleWorker, loadAverage, median } from "./ab-trees.ts"
 import type { Sample } from "./sample.ts"
 import { ensureListCorpus } from "./scale-corpus.ts"
 import { runWorkerJson } from "./worker-json.ts"
@@ -40,28 +40,16 @@ interface Series {
   readonly facts: Sample[]
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)] ?? Number.NaN
-}
 const paired = (a: ReadonlyArray<Sample>, b: ReadonlyArray<Sample>, f: (s: Sample) => number) =>
   median(a.map((s, i) => f(s) / f(b[i] ?? s)))
-const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const load = loadAverage
 const ms = (x: number) => `${x.toFixed(1)} ms`
 
-const bundle = async (name: string, dir: string): Promise<Tree> => {
-  const worker = join(workDir, `${name}-worker.mjs`)
-  await build({
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "error",
-    entryPoints: [join(resolve(dir), "bench/scale-worker.ts")],
-    outfile: worker,
-  })
-  return { name, worker, storage: join(workDir, `${name}-storage.json`) }
-}
+const bundle = async (name: string, dir: string): Promise<Tree> => ({
+  name,
+  worker: await bundleScaleWorker(workDir, name, dir),
+  storage: join(workDir, `${name}-storage.json`),
+})
 
 export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   const [roundsArg = "5", countArg = "1000", ...treeArgs] = args

@@ -1,23 +1,5 @@
-/**
- * The scale benchmark's read series for two (or more) trees side by side,
- * interleaved round by round: each tree's `bench/scale-worker.ts` bundled by
- * esbuild, then per round each tree's read_session and the two floors (the
- * bytes read and split; that plus JSON.parse of the lines the reader
- * parses), each a fresh process, the order of the trees rotated every round.
- * On a shared machine the wall times swing with the load, so each line
- * gives CPU medians and spreads beside them, and the load average.
- *
- *   npm run bench -- read-ab <rounds> <MB> main=/tmp/main-copy this=.
- *   npm run bench -- read-ab <rounds> <MB> main=… this=. -- --max-semi-space-size=1   (node flags for the reads)
- *
- * `<MB>`: 10, 100, 300 or 1000 (bench/scale-corpus.ts's read corpora), or
- * huge-12 / huge-100. The floors run with the last tree's worker (it must
- * know `floor-parse`). A tree needs its own `node_modules` only for esbuild.
- * Last line: `read-ab: <name> <t> ms CPU (<p> MB peak); …`.
- */
-import { readFileSync } from "node:fs"
-import { join, resolve } from "node:path"
-import { build } from "esbuild"
+import { join } from "node:path"
+import { bundleScaleWorker, loadAverage, median } from "./ab-trees.ts"
 import type { Sample } from "./sample.ts"
 import { ensureHugeRecord, ensureReadTarget } from "./scale-corpus.ts"
 import { runWorkerJson } from "./worker-json.ts"
@@ -30,27 +12,14 @@ interface Measured extends Sample {
   readonly parsedBytes?: number
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)] ?? Number.NaN
-}
 const spread = (xs: ReadonlyArray<number>) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`
-const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const load = loadAverage
 const mib = (bytes: number) => bytes / 1024 / 1024
 
-const bundle = async (name: string, dir: string): Promise<{ name: string; worker: string }> => {
-  const worker = join(workDir, `${name}-worker.mjs`)
-  await build({
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "error",
-    entryPoints: [join(resolve(dir), "bench/scale-worker.ts")],
-    outfile: worker,
-  })
-  return { name, worker }
-}
+const bundle = async (name: string, dir: string): Promise<{ name: string; worker: string }> => ({
+  name,
+  worker: await bundleScaleWorker(workDir, name, dir),
+})
 
 export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   const split = args.indexOf("--")
