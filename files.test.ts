@@ -74,6 +74,18 @@ describe("LineSplitter", () => {
   })
 })
 
+/** Push `bytes` through one buffer of `size`, lent and scribbled over after each push (as a lent stream's), then end. */
+const feedLent = (splitter: LineSplitter, bytes: Uint8Array, size: number) => {
+  const lent = Buffer.alloc(size)
+  for (let at = 0; at < bytes.length; at += lent.length) {
+    const n = Math.min(lent.length, bytes.length - at)
+    lent.set(bytes.subarray(at, at + n))
+    splitter.push(lent.subarray(0, n))
+    lent.fill(0x7a)
+  }
+  splitter.end()
+}
+
 describe("LineSplitter over lent chunks", () => {
   // A lending host (StreamOptions.lend) reads every chunk into one Buffer. Buffer's `slice` is a view,
   // not a copy: a splitter that kept `slice()`s of its pieces read the next chunk's bytes back.
@@ -109,14 +121,7 @@ describe("LineSplitter over lent chunks", () => {
       seen.push(decoder.decode(b))
       buffers.add(b.buffer)
     })
-    const lent = Buffer.alloc(1000)
-    for (let at = 0; at < bytes.length; at += lent.length) {
-      const n = Math.min(lent.length, bytes.length - at)
-      lent.set(bytes.subarray(at, at + n))
-      splitter.push(lent.subarray(0, n))
-      lent.fill(0x7a)
-    }
-    splitter.end()
+    feedLent(splitter, bytes, 1000)
     expect(seen).toEqual(lines)
     // The chunk's buffer, and the splitter's own grown a few times (a fresh array per line and per piece before).
     expect(buffers.size).toBeLessThan(12)
@@ -147,14 +152,7 @@ describe("LineSplitter over lent chunks", () => {
         (prefix) => !skipped(decoder.decode(prefix)),
         { longLineBytes: 4 * 1024 * 1024, longStringBytes: 1000 },
       )
-      const lent = Buffer.alloc([997, 65_536, 262_144, 1 << 20][pick(4)] as number)
-      for (let at = 0; at < bytes.length; at += lent.length) {
-        const n = Math.min(lent.length, bytes.length - at)
-        lent.set(bytes.subarray(at, at + n))
-        splitter.push(lent.subarray(0, n))
-        lent.fill(0x7a)
-      }
-      splitter.end()
+      feedLent(splitter, bytes, [997, 65_536, 262_144, 1 << 20][pick(4)] as number)
       const want = lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)).filter((l) => !skipped(l))
       expect(out).toHaveLength(want.length)
       want.forEach((line, i) => {

@@ -132,8 +132,15 @@ export const NodeFsLayer = Layer.succeed(Fs, nodeFs)
  * The file-system calls of a cold list and nothing else: list the project
  * folders, then per `<id>.jsonl` open, fstat, read both ends into one
  * buffer, close. No decoding, no parsing, no Effect. Returns the files read.
+ * `onEnds`, when given, is handed each file's two ends and its size (the
+ * floor's pieces: bench/scale-worker.ts).
  */
-export const rawEndsFloor = (configDir: string, headBytes: number, tailBytes: number): number => {
+export const rawEndsFloor = (
+  configDir: string,
+  headBytes: number,
+  tailBytes: number,
+  onEnds?: (head: Uint8Array, tail: Uint8Array, size: number) => void,
+): number => {
   const root = `${configDir}/projects`
   const buffer = new Uint8Array(headBytes + tailBytes)
   let files = 0
@@ -145,9 +152,12 @@ export const rawEndsFloor = (configDir: string, headBytes: number, tailBytes: nu
       const fd = openSync(`${dir}/${entry.name}`, constants.O_RDONLY | constants.O_NONBLOCK)
       try {
         const size = fstatSync(fd).size
-        readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
-        if (size > headBytes)
-          readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
+        const head = readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
+        const tail =
+          size > headBytes
+            ? readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
+            : 0
+        onEnds?.(buffer.subarray(0, head), buffer.subarray(headBytes, headBytes + tail), size)
       } finally {
         closeSync(fd)
       }

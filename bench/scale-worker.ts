@@ -14,7 +14,7 @@
  * Prints one JSON line: a `Sample` (bench/sample.ts), with `returned` (the
  * characters of text the answer holds, its strings summed) for a read.
  */
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs"
+import { closeSync, openSync, readSync } from "node:fs"
 import { Context, Effect } from "effect"
 import { openJsonStorage } from "../host/storage.ts"
 import { isParsedLine } from "../chain.ts"
@@ -169,33 +169,10 @@ const floorWith = (
   configDir: string,
   work: (head: Uint8Array, tail: Uint8Array, size: number) => unknown,
 ) => {
-  const root = `${configDir}/projects`
-  const headBytes = 2 * 1024
-  const tailBytes = 4 * 1024
-  const buffer = new Uint8Array(headBytes + tailBytes)
-  let files = 0
   let kept = 0
-  for (const folder of readdirSync(root, { withFileTypes: true })) {
-    if (!folder.isDirectory()) continue
-    const dir = `${root}/${folder.name}`
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (!entry.name.endsWith(".jsonl") || entry.isDirectory()) continue
-      const fd = openSync(`${dir}/${entry.name}`, constants.O_RDONLY | constants.O_NONBLOCK)
-      try {
-        const size = fstatSync(fd).size
-        const head = readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
-        const tail =
-          size > headBytes
-            ? readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
-            : 0
-        if (work(buffer.subarray(0, head), buffer.subarray(headBytes, headBytes + tail), size) !== undefined)
-          kept++
-      } finally {
-        closeSync(fd)
-      }
-      files++
-    }
-  }
+  const files = rawEndsFloor(configDir, 2 * 1024, 4 * 1024, (head, tail, size) => {
+    if (work(head, tail, size) !== undefined) kept++
+  })
   return kept === 0 ? -1 : files
 }
 const textDecoder = new TextDecoder()
