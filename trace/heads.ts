@@ -12,8 +12,9 @@
  *
  * Rules: a git call that never answered is not an answer (a lookup is asked
  * again, and never remembered as "no repository"; a HEAD with no answer
- * leaves the last one seen); the session's own folder is asked again until
- * it is a repository (the agent may `git init` it).
+ * leaves the last one seen); the session's own folder, when it is no
+ * repository, is asked again after a command that ran git (the agent may
+ * `git init` it).
  */
 import { Effect } from "effect"
 import type { AgentEvent, ToolKind } from "../sdk/protocol.ts"
@@ -54,19 +55,19 @@ export const repositoryLookup = (git: Git) => {
       repos.set(dir, found ?? null)
       return found
     })
-  /** The session folder's repository: not remembered while there is none. */
-  const ownRepository = (cwd: string) =>
-    Effect.gen(function* () {
-      const known = repos.get(cwd)
-      if (known) return known
-      const found = yield* ask(cwd)
-      if (found === UNKNOWN || found === undefined) return undefined
-      repos.set(cwd, found)
-      return found
-    })
+  /**
+   * The session folder's repository. "None" is remembered too (asking at
+   * every prompt would put a git start beside each prompt's first answer),
+   * until `mayHaveBecomeOne` says a command could have made it one.
+   */
+  const ownRepository = repositoryFor
   /** The session folder's repository if it was found already (no git call). */
   const knownOwn = (cwd: string) => repos.get(cwd) ?? undefined
-  return { repositoryFor, ownRepository, knownOwn }
+  /** After a command that ran git (`git init`, `git clone`): a folder known to be none is asked again. */
+  const mayHaveBecomeOne = (cwd: string) => {
+    if (repos.get(cwd) === null) repos.delete(cwd)
+  }
+  return { repositoryFor, ownRepository, knownOwn, mayHaveBecomeOne }
 }
 
 /**

@@ -186,6 +186,31 @@ describe("the Agent Trace tracker", () => {
     expect(() => noteOf(repo)).toThrow(/no note found/)
   })
 
+  it("a session folder that is no repository costs one git call, not one a prompt", async () => {
+    world = makeGitWorld()
+    const folder = join(world.repo("repo"), "..", "plain")
+    mkdirSync(folder)
+    let lookups = 0
+    const counting: Git = (dir, args, options) => {
+      if (args.includes("--show-toplevel")) lookups++
+      return granted.git(dir, args, options)
+    }
+    const tracker = await start({ cwd: folder, git: counting })
+    const ended = { type: "RunEnded", session_id: "s1", run_id: "r1", outcome: "Completed" } as AgentEvent
+    for (let run = 0; run < 4; run++) {
+      await feed(tracker, runStarted)
+      await feed(tracker, ended)
+    }
+    expect(lookups).toBe(1)
+    // A command that ran git may have made it one: asked again at the next run's start.
+    await feed(tracker, runStarted)
+    await feed(tracker, finished("Bash", { command: "git init -q" }, "ok"))
+    await feed(tracker, ended)
+    expect(lookups).toBe(1)
+    await feed(tracker, runStarted)
+    expect(lookups).toBe(2)
+  })
+
   it("a session folder that becomes a repository during the session is still watched", async () => {
     world = makeGitWorld()
     const repo = world.repo("repo")

@@ -76,6 +76,9 @@ type Item =
   | { readonly event: AgentEvent; readonly heads?: Fiber.Fiber<HeadsAt> }
   | { readonly settled: Deferred.Deferred<void> }
 
+const ranGit = (event: AgentEvent): boolean =>
+  event.type === "ToolCallFinished" && /\bgit\b/.test(asString(asRecord(event.call.input).command) ?? "")
+
 /** After a Bash call that pushed: push the notes of each edited repository the push went to, when asked to. */
 const pushAfter = (
   ctx: {
@@ -229,6 +232,8 @@ export const makeTracker = (setup: TrackerSetup) =>
     return {
       feed: (event) =>
         Effect.gen(function* () {
+          // A command that ran git may have made the session's folder a repository: asked again from now.
+          if (setup.cwd !== undefined && ranGit(event)) lookup.mayHaveBecomeOne(setup.cwd)
           // HEAD as it stands now, not when the tracker gets to the event.
           const heads =
             setup.enabled() && readsHead(event)
