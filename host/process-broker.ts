@@ -122,8 +122,7 @@ const procGroupMembers = (pgid: number): Array<{ pid: number; state: string }> |
   for (const pid of pids) {
     try {
       // Fields after the command name (which may hold spaces): state ppid pgrp …
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      const [state, , pgrp] = statFields(readFileSync(`/proc/${pid}/stat`, "utf8"))
       if (Number(pgrp) === pgid) members.push({ pid: Number(pid), state: state ?? "" })
     } catch {}
   }

@@ -45,7 +45,12 @@ export const repositoryLookup = (git: Git) => {
         if (found !== UNKNOWN || asked === ASKS) return found
       }
     })
-  /** The repository `dir` is in; each folder asked of git once. */
+  /**
+   * The repository `dir` is in; each folder asked of git once. "None" is
+   * remembered too, the session's own folder's included (asking at every
+   * prompt would put a git start beside each prompt's first answer), until
+   * `mayHaveBecomeOne` says a command could have made it one.
+   */
   const repositoryFor = (dir: string) =>
     Effect.gen(function* () {
       const known = repos.get(dir)
@@ -55,19 +60,13 @@ export const repositoryLookup = (git: Git) => {
       repos.set(dir, found ?? null)
       return found
     })
-  /**
-   * The session folder's repository. "None" is remembered too (asking at
-   * every prompt would put a git start beside each prompt's first answer),
-   * until `mayHaveBecomeOne` says a command could have made it one.
-   */
-  const ownRepository = repositoryFor
   /** The session folder's repository if it was found already (no git call). */
   const knownOwn = (cwd: string) => repos.get(cwd) ?? undefined
   /** After a command that ran git (`git init`, `git clone`): a folder known to be none is asked again. */
   const mayHaveBecomeOne = (cwd: string) => {
     if (repos.get(cwd) === null) repos.delete(cwd)
   }
-  return { repositoryFor, ownRepository, knownOwn, mayHaveBecomeOne }
+  return { repositoryFor, knownOwn, mayHaveBecomeOne }
 }
 
 /**
@@ -84,7 +83,7 @@ export const watchedRoots = (
   Effect.gen(function* () {
     const roots = new Set(edited)
     const own =
-      cwd === undefined ? undefined : lookForOwn ? yield* lookup.ownRepository(cwd) : lookup.knownOwn(cwd)
+      cwd === undefined ? undefined : lookForOwn ? yield* lookup.repositoryFor(cwd) : lookup.knownOwn(cwd)
     if (own !== undefined) roots.add(own.root)
     return roots
   })
