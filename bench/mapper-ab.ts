@@ -18,6 +18,7 @@ import { loadavg } from "node:os"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { build } from "esbuild"
+import { permutations } from "./orders.ts"
 
 interface Tree {
   readonly name: string
@@ -68,17 +69,6 @@ const streamLines = (): string[] => {
 const cpuNow = (): number => {
   const u = process.cpuUsage()
   return (u.user + u.system) / 1000
-}
-/**
- * Every order of `n` sides, cycled chunk by chunk: a side that runs right
- * after another meets the lines in cache, so a rotation (each side after
- * the same one two chunks in three) favours one side; all orders favour none.
- */
-export const permutations = (n: number): number[][] => {
-  if (n <= 1) return [[0]]
-  return permutations(n - 1).flatMap((p) =>
-    Array.from({ length: n }, (_, at) => [...p.slice(0, at), n - 1, ...p.slice(at)]),
-  )
 }
 const sorted = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)
 const at = (xs: ReadonlyArray<number>, q: number) => sorted(xs)[Math.floor(q * (xs.length - 1))] as number

@@ -8,8 +8,10 @@
  *
  * How the ratio is kept steady on a shared machine: three sides run in this
  * one process over the same strings, interleaved chunk by chunk (250 lines)
- * with their order rotated every chunk (no side always runs first or meets
- * the lines in cache), timed in CPU time: the floor (`JSON.parse`, its value
+ * in every order in turn (bench/orders.ts: no side always runs first, meets
+ * the lines in cache or follows the same side), timed in CPU time (the
+ * process's own: the slices other processes take on a busy machine are not
+ * counted, as wall time would count them for whichever side they fell in): the floor (`JSON.parse`, its value
  * read), `decodeLine` alone, and `decodeLine` + a session's mapper (the
  * figure). Two warm-up rounds, then 15 measured ones, each with a fresh
  * mapper. The headline is the median of the per-round ratios; the spread
@@ -22,11 +24,13 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { makeMapper } from "../map.ts"
 import { decodeLine } from "../wire.ts"
+import { permutations } from "./orders.ts"
 
 const MIN_FRAMES = 50_000
 const WARMUP = 2
 const ROUNDS = 15
 const CHUNK = 250
+const ORDERS = permutations(3)
 const recordings = readdirSync("testdata")
   .filter((d) => existsSync(`testdata/${d}/stdout.jsonl`))
   .sort()
@@ -63,7 +67,7 @@ const decodeOnly: Side = (from, to) => {
   for (let i = from; i < to; i++) if (decodeLine(lines[i] as string).kind === "blank") sink++
 }
 
-/** One round: a fresh mapper (a session) over the whole stream, the three sides chunk by chunk in rotated order. */
+/** One round: a fresh mapper (a session) over the whole stream, the three sides chunk by chunk in every order. */
 const round = (): { parse: number; decode: number; map: number } => {
   const mapper = makeMapper({ sessionId: "bench" })
   const decodeAndMap: Side = (from, to) => {
@@ -80,8 +84,7 @@ const round = (): { parse: number; decode: number; map: number } => {
   const times = [0, 0, 0]
   for (let at = 0, chunk = 0; at < lines.length; at += CHUNK, chunk++) {
     const end = Math.min(at + CHUNK, lines.length)
-    for (let k = 0; k < sides.length; k++) {
-      const side = (chunk + k) % sides.length
+    for (const side of ORDERS[chunk % ORDERS.length] as number[]) {
       const start = cpuNow()
       ;(sides[side] as Side)(at, end)
       times[side] = (times[side] as number) + cpuNow() - start
@@ -115,7 +118,7 @@ console.log(
   `recordings: ${recordings.join(", ")} (${base.length} frames), repeated to ${lines.length} frames, ${(bytes / 1e6).toFixed(1)} MB`,
 )
 console.log(
-  `${WARMUP} warm-up + ${ROUNDS} rounds, chunks of ${CHUNK} lines, sides rotated; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`,
+  `${WARMUP} warm-up + ${ROUNDS} rounds, chunks of ${CHUNK} lines, sides in every order; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after`,
 )
 console.log(
   `JSON.parse (CPU):   median ${median(parseTimes).toFixed(1)} ms (${perFrame(median(parseTimes))})`,

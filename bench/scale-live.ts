@@ -114,12 +114,17 @@ const printSeries = (label: string, s: Series, costMs: number[], what: string) =
 export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
   const [mapperWorker, sessionWorker] = await Promise.all([bundle("scale-mapper"), bundle("scale-session")])
 
-  const mapper = runWorkerJson<Series & { mapMs: number[] }>([
+  const mapper = runWorkerJson<Series & { mapMs: number[]; decodeMs: number[] }>([
     "--expose-gc",
     mapperWorker,
     String(plan.turns),
   ])
   const m = printSeries("mapper, one session", mapper, mapper.mapMs, "decode + map")
+  const lastWindow = Math.max(1, Math.floor(mapper.reps / 10))
+  const decodeLast = windowed(mapper, mapper.decodeMs, mapper.reps - lastWindow, mapper.reps)
+  console.log(
+    `  split over the last ${lastWindow} repetitions (as the mapper bench's): decode ${decodeLast.ratio.toFixed(2)}x, mapping ${(m.last.ratio - decodeLast.ratio).toFixed(2)}x`,
+  )
 
   const session = runWorkerJson<Series & { turnMs: number[] }>([
     "--expose-gc",

@@ -5,17 +5,20 @@
  * tool and agent ids made new each time, until it has seen `turns` results
  * (a turn ends at a `result` frame; each turn gets its own run id).
  *
- * Per repetition, JSON.parse of its lines (the floor) and decode + map of
- * the same lines are timed in CPU, interleaved in chunks of 250 lines whose
- * first side alternates, so a busy machine slows both alike; the heap after a full GC is taken at ten points along the way, the
- * mapper kept alive. Prints one JSON line: per-repetition figures and the
- * heap points.
+ * Per repetition the same three sides as the `mapper` bench (bench/mapper.ts)
+ * are timed in CPU over its lines: JSON.parse (the floor), decode alone, and
+ * decode + map (the figure), interleaved in chunks of 250 lines in every
+ * order in turn (bench/orders.ts), so the turn-10k ratio is measured as the
+ * `mapper` bench's is and a busy machine slows every side alike; the heap
+ * after a full GC is taken at ten points along the way, the mapper kept
+ * alive. Prints one JSON line: per-repetition figures and the heap points.
  *
  *   node --expose-gc scale-mapper.mjs <turns>
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { makeMapper } from "../map.ts"
 import { decodeLine } from "../wire.ts"
+import { permutations } from "./orders.ts"
 
 const turns = Number(process.argv[2] ?? 10_000)
 const gc = (globalThis as { gc?: () => void }).gc
@@ -55,35 +58,44 @@ const heapNow = () => {
 heap.push({ turn: 0, bytes: heapNow() })
 const every = Math.max(1, Math.floor(reps / 10))
 const CHUNK = 250
+const ORDERS = permutations(3)
+const decodeMs: number[] = []
+// Counted across repetitions: a repetition is three chunks, so the orders cycle over two of them.
+let chunk = 0
 for (let rep = 0; rep < reps; rep++) {
   const lines = base.map((l) => l.replace(ids, `$1_${rep}`))
-  let parse = 0
-  let map = 0
-  // Chunk by chunk, the side that goes first alternating: neither always meets the lines in cache.
-  for (let at = 0, chunk = 0; at < lines.length; at += CHUNK, chunk++) {
-    const end = Math.min(at + CHUNK, lines.length)
-    for (let k = 0; k < 2; k++) {
-      const start = cpuNow()
-      if ((chunk + k) % 2 === 0) {
-        for (let i = at; i < end; i++)
-          if ((JSON.parse(lines[i] as string) as { type?: unknown }).type === "x") sink++
-        parse += cpuNow() - start
-      } else {
-        for (let i = at; i < end; i++) {
-          const decoded = decodeLine(lines[i] as string)
-          if (decoded.kind !== "frame") continue
-          const out = mapper.map(decoded.frame, `run-${run}`)
-          sink += out.events.length
-          if (decoded.frame.type === "result") run++
-        }
-        map += cpuNow() - start
+  const times = [0, 0, 0]
+  const sides = [
+    (from: number, to: number) => {
+      for (let i = from; i < to; i++)
+        if ((JSON.parse(lines[i] as string) as { type?: unknown }).type === "x") sink++
+    },
+    (from: number, to: number) => {
+      for (let i = from; i < to; i++) if (decodeLine(lines[i] as string).kind === "blank") sink++
+    },
+    (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const decoded = decodeLine(lines[i] as string)
+        if (decoded.kind !== "frame") continue
+        const out = mapper.map(decoded.frame, `run-${run}`)
+        sink += out.events.length
+        if (decoded.frame.type === "result") run++
       }
+    },
+  ]
+  for (let at = 0; at < lines.length; at += CHUNK, chunk++) {
+    const end = Math.min(at + CHUNK, lines.length)
+    for (const side of ORDERS[chunk % ORDERS.length] as number[]) {
+      const start = cpuNow()
+      ;(sides[side] as (from: number, to: number) => void)(at, end)
+      times[side] = (times[side] as number) + cpuNow() - start
     }
   }
-  parseMs.push(parse)
-  mapMs.push(map)
+  parseMs.push(times[0] as number)
+  decodeMs.push(times[1] as number)
+  mapMs.push(times[2] as number)
   if ((rep + 1) % every === 0 || rep === reps - 1) heap.push({ turn: run, bytes: heapNow() })
 }
 process.stdout.write(
-  `${JSON.stringify({ framesPerRep: base.length, turnsPerRep, reps, turns: run, parseMs, mapMs, heap, sink: sink > 0 })}\n`,
+  `${JSON.stringify({ framesPerRep: base.length, turnsPerRep, reps, turns: run, parseMs, decodeMs, mapMs, heap, sink: sink > 0 })}\n`,
 )
