@@ -6,6 +6,9 @@
  *   node scale-worker.mjs read <configDir> <cwd> <id>     read_session
  *   node scale-worker.mjs floor-read <path>…              the bytes read, line breaks found, nothing parsed
  *   node scale-worker.mjs floor-parse <path>…             that, and JSON.parse of the lines the reader parses
+ *   node scale-worker.mjs floor-keep <path>…              that, every parsed value held to the call's end
+ *   node scale-worker.mjs read-save <configDir> <cwd> <id> <out>   read_session's answer written as JSON (not measured)
+ *   node scale-worker.mjs answer-copy <answer.json>       the answer's objects and arrays allocated anew, its strings shared
  *   node scale-worker.mjs list <configDir> <limit>        list_sessions (BENCH_STORAGE: the plugin storage file)
  *   node scale-worker.mjs floor-list <configDir>          a cold list's file-system calls alone
  *   node scale-worker.mjs floor-decode <configDir>        those calls, each end then decoded to text
@@ -14,7 +17,7 @@
  * Prints one JSON line: a `Sample` (bench/sample.ts), with `returned` (the
  * characters of text the answer holds, its strings summed) for a read.
  */
-import { closeSync, openSync, readSync } from "node:fs"
+import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs"
 import { Context, Effect } from "effect"
 import { openJsonStorage } from "../host/storage.ts"
 import { isParsedLine } from "../chain.ts"
@@ -117,7 +120,7 @@ const parsedLinesOf = (path: string): { lines: Uint32Array; bytes: number } => {
  * returns. A line split across two chunks is joined first, as any reader's
  * must be. Returns the lines parsed.
  */
-const floorParse = (path: string, parsed: Uint32Array): number => {
+const floorParse = (path: string, parsed: Uint32Array, keep?: unknown[]): number => {
   const fd = openSync(path, "r")
   const buffer = floorBuffer
   let line = 0
@@ -128,6 +131,7 @@ const floorParse = (path: string, parsed: Uint32Array): number => {
   const parse = (text: string) => {
     const value = JSON.parse(text) as { type?: unknown }
     if (value.type !== undefined) keys++
+    keep?.push(value)
     want = parsed[++next] ?? -1
   }
   try {
@@ -158,6 +162,24 @@ const floorParse = (path: string, parsed: Uint32Array): number => {
     closeSync(fd)
   }
   return keys
+}
+
+/**
+ * A copy of a JSON value's objects and arrays, in its key order, every
+ * string shared: what allocating an answer of that shape costs a reader
+ * whose strings come from the lines it parsed (the least it can allocate).
+ */
+const copyShape = (value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) {
+    const copy = new Array(value.length)
+    for (let i = 0; i < value.length; i++) copy[i] = copyShape(value[i])
+    return copy
+  }
+  const copy: Record<string, unknown> = {}
+  const record = value as Record<string, unknown>
+  for (const key in record) copy[key] = copyShape(record[key])
+  return copy
 }
 
 /**
@@ -192,7 +214,12 @@ const main = async (): Promise<void> => {
   let answer: unknown
   // floor-parse: which lines to parse, found before the call.
   const paths = process.argv.slice(3)
-  const selections = mode === "floor-parse" ? paths.map(parsedLinesOf) : []
+  const selections = mode === "floor-parse" || mode === "floor-keep" ? paths.map(parsedLinesOf) : []
+  // floor-keep: the parsed values live to the call's end, as a chain-rule reader's records do
+  // (the chain is known only at the last message), so the collector promotes them as it does the reader's.
+  const kept: unknown[] = []
+  // answer-copy: the answer parsed before the call.
+  const shape: unknown = mode === "answer-copy" ? JSON.parse(readFileSync(a, "utf8")) : undefined
   const calls: Record<string, () => Promise<number>> = {
     read: async () => {
       const transcript = await run(readSession(a, b, c))
@@ -202,6 +229,17 @@ const main = async (): Promise<void> => {
     "floor-read": async () => paths.reduce((n, path) => n + floorRead(path), 0),
     "floor-parse": async () =>
       paths.reduce((n, path, i) => n + floorParse(path, selections[i]?.lines ?? new Uint32Array(0)), 0),
+    "floor-keep": async () =>
+      paths.reduce((n, path, i) => n + floorParse(path, selections[i]?.lines ?? new Uint32Array(0), kept), 0),
+    "read-save": async () => {
+      const transcript = await run(readSession(a, b, c))
+      writeFileSync(process.argv[6] ?? "", JSON.stringify(transcript))
+      return transcript?.items.length ?? -1
+    },
+    "answer-copy": async () => {
+      answer = copyShape(shape)
+      return (answer as { items?: unknown[] } | null)?.items?.length ?? -1
+    },
     list: async () => (await run(listSessions(a, { limit: Number(b) }))).sessions.length,
     "floor-list": async () => rawEndsFloor(a, 2 * 1024, 4 * 1024),
     "floor-decode": async () =>
@@ -214,10 +252,11 @@ const main = async (): Promise<void> => {
   // The summary cache is written after the answer: wait for it outside the call, for the warm run after.
   if (mode === "list") await settleListCache(storage)
   const parsed =
-    mode === "floor-parse"
+    mode === "floor-parse" || mode === "floor-keep"
       ? { parsedLines: sample.count, parsedBytes: selections.reduce((n, s) => n + s.bytes, 0) }
       : {}
-  process.stdout.write(`${JSON.stringify({ ...sample, returned: textIn(answer), ...parsed })}\n`)
+  const held = mode === "floor-keep" ? { keptValues: kept.length } : {}
+  process.stdout.write(`${JSON.stringify({ ...sample, returned: textIn(answer), ...parsed, ...held })}\n`)
 }
 
 main().then(
