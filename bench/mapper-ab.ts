@@ -125,11 +125,10 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     `${lines.length} frames, ${rounds} rounds (+2 warm-up), load average ${load.toFixed(2)} → ${(loadavg()[0] as number).toFixed(2)}`,
   )
   const first = trees[0]?.name ?? ""
-  trees.forEach((t, i) =>
+  for (const [i, t] of trees.entries())
     console.log(
       `${t.name.padEnd(8)} over JSON.parse ${q(overFloor[i] ?? [])}, over ${first} ${q(overFirst[i] ?? [])}`,
-    ),
-  )
+    )
   if (sink < 0) console.log(sink)
   console.log(
     `mapper-ab: ${trees.map((t, i) => `${t.name} ${at(overFloor[i] ?? [], 0.5).toFixed(2)}x JSON.parse (${at(overFirst[i] ?? [], 0.5).toFixed(3)} of ${first})`).join(", ")}`,
