@@ -8,8 +8,10 @@
  *
  * The connection is served from the first moment: the host (and its plugin
  * process) starts alongside the client's `initialize`, and the agent's
- * info from the last probe is kept in `<data>/acp/agent-info.json`, so
- * `session/new` need not wait for a CLI start (agent.ts).
+ * info from the last probe is kept in `<data>/acp/agent-info.json` (at a
+ * first start, the plugin's built-in catalog stands in: built-in-info.ts),
+ * so neither `session/new` nor `session/load` waits for a CLI start
+ * (agent.ts).
  *
  *   npm run acp                      the default account (your Claude login, or ANTHROPIC_API_KEY)
  *   npm run acp -- --demo            the offline demo: testkit's scripted model on 127.0.0.1
@@ -34,6 +36,7 @@ import { type Host, startHost } from "../host.ts"
 import { type DemoWorld, startDemoWorld } from "../tui/demo-env.ts"
 import { loginPath } from "../tui/login.ts"
 import { makeAcpAgent } from "./agent.ts"
+import { builtInInfo } from "./built-in-info.ts"
 import { mcpEnvSetter } from "./mcp.ts"
 import { type BatchedStdio, batchedStdio } from "./stdout.ts"
 
@@ -233,7 +236,8 @@ const main = async (): Promise<number> => {
     agentId,
     setMcpConfig: mcpEnvSetter(env),
     ...(world && { fixedCwd: world.workspace }),
-    knownInfo: readKnownInfo(dataDir, agentId),
+    // A first start (no info kept yet) answers from the plugin's built-in catalog; the probe's follows.
+    knownInfo: readKnownInfo(dataDir, agentId) ?? builtInInfo(agentId),
     rememberInfo: (info) => {
       since("catalog probed")
       rememberInfo(dataDir, agentId)(info)
