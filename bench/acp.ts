@@ -12,7 +12,9 @@
  *   line → first text delta (the floor);
  * - the adapter's own peak RSS: the sum of the peaks (VmHWM) of the adapter
  *   process and every descendant that is not a `claude` CLI (ours: the ACP
- *   host and the plugin process), bench/acp-memory.ts;
+ *   host and the plugin process), bench/acp-memory.ts; beside it the
+ *   floors: a bare Node, a Node with only the ACP SDK (what any adapter on
+ *   it costs), our bundle evaluated;
  * - `session/load` of a long stored chat (LOAD_TURNS turns, written in the
  *   CLI's record format): time to the response (the first start in a fresh
  *   data folder, the headline's, and a later start in the same one) and the
@@ -23,8 +25,10 @@
  * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { buildSync } from "esbuild"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import { peakMb, startTreeWatcher, type TreePeak } from "./acp-memory.ts"
 import { allowFirst, childStream, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
@@ -280,6 +284,38 @@ const bareNode = async (): Promise<number> => {
   return mb
 }
 
+/**
+ * A Node that only imports the official ACP SDK (bundled and minified by
+ * esbuild, as an adapter would ship it), idle 300 ms: what any adapter built
+ * on the SDK the issue requires costs before it does anything.
+ */
+const sdkOnlyNode = async (): Promise<number> => {
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-sdk-"))
+  try {
+    const out = join(dir, "sdk-only.mjs")
+    buildSync({
+      stdin: {
+        contents: `import * as acp from "@agentclientprotocol/sdk/unstable"; globalThis.__acp = acp; setInterval(() => {}, 1000)`,
+        resolveDir: root,
+        loader: "js",
+      },
+      bundle: true,
+      minify: true,
+      platform: "node",
+      format: "esm",
+      outfile: out,
+      logLevel: "warning",
+    })
+    const child = spawn(node24, [out], { stdio: "ignore" })
+    await new Promise((r) => setTimeout(r, 300))
+    const mb = peakMb(child.pid!) ?? Number.NaN
+    child.kill("SIGKILL")
+    return mb
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /** The floor: the raw CLI's user line → first text delta. */
 const rawFirstChunk = () =>
   withWorld(
@@ -506,6 +542,7 @@ const measure = async () => {
     })
   const bare: number[] = []
   const loaded: number[] = []
+  const sdkOnly: number[] = []
   // One untimed start of each of ours first: the plugin's bundle and its code cache are (re)built at a
   // host's first start after a change, which would fall on whichever run came first.
   for (const adapter of adapters) if (adapter.name.startsWith("ours")) await idle(adapter)
@@ -551,6 +588,7 @@ const measure = async () => {
       if (adapter === adapters[0]) {
         bare.push(await bareNode())
         loaded.push(bundleLoaded())
+        sdkOnly.push(await sdkOnlyNode())
       }
     }
   const raw: number[] = []
@@ -608,7 +646,7 @@ const measure = async () => {
   console.log(row(["  of which", roles(ours.loadMemory), roles(theirs.loadMemory), "", ""]))
   console.log(row(["session/load updates sent", ours.updates, theirs.updates, "", ""]))
   console.log(
-    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, two bare Nodes ${fmt(2 * m(bare))}, Node with our ACP bundle evaluated (--help) ${fmt(m(loaded))}\n`,
+    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, a Node with only the ACP SDK (bundled, minified, idle 300 ms) ${fmt(m(sdkOnly))}, two bare Nodes ${fmt(2 * m(bare))}, Node with our ACP bundle evaluated (--help) ${fmt(m(loaded))}\n`,
   )
   console.log(row(["", "ours", "claude-agent-acp", "ours / theirs"]))
   console.log(row(["---", "---", "---", "---"]))
