@@ -25,17 +25,17 @@
  * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { buildSync } from "esbuild"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
+import { writeLongChat } from "./acp-long-chat.ts"
 import { peakMb, startTreeWatcher, type TreePeak } from "./acp-memory.ts"
 import { allowFirst, childStream, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
 import {
   claudeBinary,
   cliEnv,
-  encodeProjectPath,
   initialize as initializeCli,
   makeSandbox,
   type Sandbox,
@@ -341,78 +341,13 @@ const rawFirstChunk = () =>
     },
   )
 
-/** A long stored chat in the CLI's record format: prompt, a Bash call and its result, an answer, per turn. */
-const writeLongChat = (sandbox: Sandbox, sessionId: string): number => {
-  const dir = join(sandbox.home, ".claude", "projects", encodeProjectPath(sandbox.ws))
-  mkdirSync(dir, { recursive: true })
-  const lines: string[] = []
-  let parent: string | null = null
-  let n = 0
-  const base = Date.parse("2026-11-01T08:00:00Z")
-  const record = (type: "user" | "assistant", message: unknown, extra: Record<string, unknown> = {}) => {
-    const uuid = `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`
-    lines.push(
-      JSON.stringify({
-        parentUuid: parent,
-        isSidechain: false,
-        type,
-        message,
-        uuid,
-        timestamp: new Date(base + n * 1000).toISOString(),
-        userType: "external",
-        cwd: sandbox.ws,
-        sessionId,
-        version: "2.1.332",
-        ...extra,
-      }),
-    )
-    parent = uuid
-  }
-  const filler = "lorem ipsum dolor sit amet ".repeat(20)
-  for (let turn = 0; turn < LOAD_TURNS; turn++) {
-    record("user", { role: "user", content: [{ type: "text", text: `Question ${turn}: ${filler}` }] })
-    const id = `toolu_load_${turn}`
-    record("assistant", {
-      id: `msg_load_${turn}_a`,
-      type: "message",
-      role: "assistant",
-      model: "claude-opus-5-5",
-      content: [
-        { type: "tool_use", id, name: "Bash", input: { command: `echo ${turn}`, description: "Echo" } },
-      ],
-      stop_reason: "tool_use",
-      usage: { input_tokens: 100, output_tokens: 20 },
-    })
-    record(
-      "user",
-      {
-        role: "user",
-        content: [{ type: "tool_result", tool_use_id: id, content: `${turn}\n${filler}`, is_error: false }],
-      },
-      { toolUseResult: { stdout: `${turn}`, stderr: "", interrupted: false } },
-    )
-    record("assistant", {
-      id: `msg_load_${turn}_b`,
-      type: "message",
-      role: "assistant",
-      model: "claude-opus-5-5",
-      content: [{ type: "text", text: `Answer ${turn}: ${filler}` }],
-      stop_reason: "end_turn",
-      usage: { input_tokens: 100, output_tokens: 50 },
-    })
-  }
-  const body = `${lines.join("\n")}\n`
-  writeFileSync(join(dir, `${sessionId}.jsonl`), body)
-  return body.length
-}
-
 const LOAD_ID = "4b1d7e2a-0000-4000-8000-000000000001"
 
 const load = (adapter: Adapter) =>
   withWorld(
     () => ({ main: [] }),
     async (sandbox, server) => {
-      const bytes = writeLongChat(sandbox, LOAD_ID)
+      const bytes = writeLongChat(sandbox, LOAD_ID, LOAD_TURNS)
       /** One fresh process: initialize → session/load answered, ms (from initialize, as for session/new). */
       const once = async () => {
         const a = startAdapter(adapter, sandbox, server)
