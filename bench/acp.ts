@@ -267,10 +267,22 @@ const idle = (adapter: Adapter) =>
     },
   )
 
-/** Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at exit, MB. */
+/**
+ * Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at
+ * exit, MB. `--help` exits before main.ts imports the ACP side, so every
+ * chunk is imported first, under the compile cache the entry turns on.
+ */
 const bundleLoaded = (): number => {
-  const code = `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(require("node:fs").readFileSync("/proc/self/status", "utf8"))[1] + "\\n")); import(${JSON.stringify(join(root, "dist/acp/main.mjs"))})`
-  const out = spawnSync(node24, ["-e", code, "--", "--help"], { encoding: "utf8" })
+  const dir = join(root, "dist/acp")
+  const code = [
+    `import { readdirSync, readFileSync } from "node:fs"`,
+    `import * as nodeModule from "node:module"`,
+    `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(readFileSync("/proc/self/status", "utf8"))[1] + "\\n"))`,
+    `nodeModule.enableCompileCache?.(${JSON.stringify(join(root, "node_modules/.cache/cvg-acp-compile"))})`,
+    `for (const f of readdirSync(${JSON.stringify(dir)})) if (/-[A-Z0-9]{8}\\.mjs$/.test(f)) await import(${JSON.stringify(`${dir}/`)} + f)`,
+    `await import(${JSON.stringify(join(dir, "main.mjs"))})`,
+  ].join("\n")
+  const out = spawnSync(node24, ["--input-type=module", "-e", code, "--", "--help"], { encoding: "utf8" })
   const kb = /HWM (\d+)/.exec(out.stderr)?.[1]
   return kb ? Number(kb) / 1024 : Number.NaN
 }
