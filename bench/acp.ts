@@ -12,7 +12,9 @@
  *   line → first text delta (the floor);
  * - the adapter's own peak RSS: the sum of the peaks (VmHWM) of the adapter
  *   process and every descendant that is not a `claude` CLI (ours: the ACP
- *   host and the plugin process), bench/acp-memory.ts;
+ *   host and the plugin process), bench/acp-memory.ts; beside it the
+ *   floors: a bare Node, a Node with only the ACP SDK (what any adapter on
+ *   it costs), our bundle evaluated;
  * - `session/load` of a long stored chat (LOAD_TURNS turns, written in the
  *   CLI's record format): time to the response (the first start in a fresh
  *   data folder, the headline's, and a later start in the same one) and the
@@ -23,15 +25,17 @@
  * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { buildSync } from "esbuild"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
+import { writeLongChat } from "./acp-long-chat.ts"
 import { peakMb, startTreeWatcher, type TreePeak } from "./acp-memory.ts"
 import { allowFirst, childStream, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
 import {
   claudeBinary,
   cliEnv,
-  encodeProjectPath,
   initialize as initializeCli,
   makeSandbox,
   type Sandbox,
@@ -263,10 +267,22 @@ const idle = (adapter: Adapter) =>
     },
   )
 
-/** Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at exit, MB. */
+/**
+ * Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at
+ * exit, MB. `--help` exits before main.ts imports the ACP side, so every
+ * chunk is imported first, under the compile cache the entry turns on.
+ */
 const bundleLoaded = (): number => {
-  const code = `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(require("node:fs").readFileSync("/proc/self/status", "utf8"))[1] + "\\n")); import(${JSON.stringify(join(root, "dist/acp/main.mjs"))})`
-  const out = spawnSync(node24, ["-e", code, "--", "--help"], { encoding: "utf8" })
+  const dir = join(root, "dist/acp")
+  const code = [
+    `import { readdirSync, readFileSync } from "node:fs"`,
+    `import * as nodeModule from "node:module"`,
+    `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(readFileSync("/proc/self/status", "utf8"))[1] + "\\n"))`,
+    `nodeModule.enableCompileCache?.(${JSON.stringify(join(root, "node_modules/.cache/cvg-acp-compile"))})`,
+    `for (const f of readdirSync(${JSON.stringify(dir)})) if (/-[A-Z0-9]{8}\\.mjs$/.test(f)) await import(${JSON.stringify(`${dir}/`)} + f)`,
+    `await import(${JSON.stringify(join(dir, "main.mjs"))})`,
+  ].join("\n")
+  const out = spawnSync(node24, ["--input-type=module", "-e", code, "--", "--help"], { encoding: "utf8" })
   const kb = /HWM (\d+)/.exec(out.stderr)?.[1]
   return kb ? Number(kb) / 1024 : Number.NaN
 }
@@ -278,6 +294,38 @@ const bareNode = async (): Promise<number> => {
   const mb = peakMb(child.pid!) ?? Number.NaN
   child.kill("SIGKILL")
   return mb
+}
+
+/**
+ * A Node that only imports the official ACP SDK (bundled and minified by
+ * esbuild, as an adapter would ship it), idle 300 ms: what any adapter built
+ * on the SDK the issue requires costs before it does anything.
+ */
+const sdkOnlyNode = async (): Promise<number> => {
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-sdk-"))
+  try {
+    const out = join(dir, "sdk-only.mjs")
+    buildSync({
+      stdin: {
+        contents: `import * as acp from "@agentclientprotocol/sdk/unstable"; globalThis.__acp = acp; setInterval(() => {}, 1000)`,
+        resolveDir: root,
+        loader: "js",
+      },
+      bundle: true,
+      minify: true,
+      platform: "node",
+      format: "esm",
+      outfile: out,
+      logLevel: "warning",
+    })
+    const child = spawn(node24, [out], { stdio: "ignore" })
+    await new Promise((r) => setTimeout(r, 300))
+    const mb = peakMb(child.pid!) ?? Number.NaN
+    child.kill("SIGKILL")
+    return mb
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 /** The floor: the raw CLI's user line → first text delta. */
@@ -305,78 +353,13 @@ const rawFirstChunk = () =>
     },
   )
 
-/** A long stored chat in the CLI's record format: prompt, a Bash call and its result, an answer, per turn. */
-const writeLongChat = (sandbox: Sandbox, sessionId: string): number => {
-  const dir = join(sandbox.home, ".claude", "projects", encodeProjectPath(sandbox.ws))
-  mkdirSync(dir, { recursive: true })
-  const lines: string[] = []
-  let parent: string | null = null
-  let n = 0
-  const base = Date.parse("2026-11-01T08:00:00Z")
-  const record = (type: "user" | "assistant", message: unknown, extra: Record<string, unknown> = {}) => {
-    const uuid = `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`
-    lines.push(
-      JSON.stringify({
-        parentUuid: parent,
-        isSidechain: false,
-        type,
-        message,
-        uuid,
-        timestamp: new Date(base + n * 1000).toISOString(),
-        userType: "external",
-        cwd: sandbox.ws,
-        sessionId,
-        version: "2.1.332",
-        ...extra,
-      }),
-    )
-    parent = uuid
-  }
-  const filler = "lorem ipsum dolor sit amet ".repeat(20)
-  for (let turn = 0; turn < LOAD_TURNS; turn++) {
-    record("user", { role: "user", content: [{ type: "text", text: `Question ${turn}: ${filler}` }] })
-    const id = `toolu_load_${turn}`
-    record("assistant", {
-      id: `msg_load_${turn}_a`,
-      type: "message",
-      role: "assistant",
-      model: "claude-opus-5-5",
-      content: [
-        { type: "tool_use", id, name: "Bash", input: { command: `echo ${turn}`, description: "Echo" } },
-      ],
-      stop_reason: "tool_use",
-      usage: { input_tokens: 100, output_tokens: 20 },
-    })
-    record(
-      "user",
-      {
-        role: "user",
-        content: [{ type: "tool_result", tool_use_id: id, content: `${turn}\n${filler}`, is_error: false }],
-      },
-      { toolUseResult: { stdout: `${turn}`, stderr: "", interrupted: false } },
-    )
-    record("assistant", {
-      id: `msg_load_${turn}_b`,
-      type: "message",
-      role: "assistant",
-      model: "claude-opus-5-5",
-      content: [{ type: "text", text: `Answer ${turn}: ${filler}` }],
-      stop_reason: "end_turn",
-      usage: { input_tokens: 100, output_tokens: 50 },
-    })
-  }
-  const body = `${lines.join("\n")}\n`
-  writeFileSync(join(dir, `${sessionId}.jsonl`), body)
-  return body.length
-}
-
 const LOAD_ID = "4b1d7e2a-0000-4000-8000-000000000001"
 
 const load = (adapter: Adapter) =>
   withWorld(
     () => ({ main: [] }),
     async (sandbox, server) => {
-      const bytes = writeLongChat(sandbox, LOAD_ID)
+      const bytes = writeLongChat(sandbox, LOAD_ID, LOAD_TURNS)
       /** One fresh process: initialize → session/load answered, ms (from initialize, as for session/new). */
       const once = async () => {
         const a = startAdapter(adapter, sandbox, server)
@@ -506,6 +489,7 @@ const measure = async () => {
     })
   const bare: number[] = []
   const loaded: number[] = []
+  const sdkOnly: number[] = []
   // One untimed start of each of ours first: the plugin's bundle and its code cache are (re)built at a
   // host's first start after a change, which would fall on whichever run came first.
   for (const adapter of adapters) if (adapter.name.startsWith("ours")) await idle(adapter)
@@ -551,6 +535,7 @@ const measure = async () => {
       if (adapter === adapters[0]) {
         bare.push(await bareNode())
         loaded.push(bundleLoaded())
+        sdkOnly.push(await sdkOnlyNode())
       }
     }
   const raw: number[] = []
@@ -608,7 +593,7 @@ const measure = async () => {
   console.log(row(["  of which", roles(ours.loadMemory), roles(theirs.loadMemory), "", ""]))
   console.log(row(["session/load updates sent", ours.updates, theirs.updates, "", ""]))
   console.log(
-    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, two bare Nodes ${fmt(2 * m(bare))}, Node with our ACP bundle evaluated (--help) ${fmt(m(loaded))}\n`,
+    `\nthe memory floor (MB, peak RSS): a bare Node is ${fmt(m(bare))}, a Node with only the ACP SDK (bundled, minified, idle 300 ms) ${fmt(m(sdkOnly))}, two bare Nodes ${fmt(2 * m(bare))}, Node with our ACP bundle evaluated (--help) ${fmt(m(loaded))}\n`,
   )
   console.log(row(["", "ours", "claude-agent-acp", "ours / theirs"]))
   console.log(row(["---", "---", "---", "---"]))

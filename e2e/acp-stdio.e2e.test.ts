@@ -45,17 +45,17 @@ const claudesOf = (sandbox: Sandbox): number[] =>
     })
     .map(Number)
 
-const startAgent = async (server: ModelServer, sandbox: Sandbox) => {
-  mkdirSync(join(sandbox.root, "data"), { recursive: true })
+const startAgent = async (
+  server: ModelServer,
+  sandbox: Sandbox,
+  options: { data?: string; env?: Record<string, string> } = {},
+) => {
+  const data = join(sandbox.root, options.data ?? "data")
+  mkdirSync(data, { recursive: true })
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      join(repoRoot, "node_modules/tsx/dist/cli.mjs"),
-      join(repoRoot, "host/acp/main.ts"),
-      "--data",
-      join(sandbox.root, "data"),
-    ],
-    { env: cliEnv(sandbox, server), stdio: ["pipe", "pipe", "pipe"] },
+    [join(repoRoot, "node_modules/tsx/dist/cli.mjs"), join(repoRoot, "host/acp/main.ts"), "--data", data],
+    { env: { ...cliEnv(sandbox, server), ...options.env }, stdio: ["pipe", "pipe", "pipe"] },
   )
   let stderr = ""
   child.stderr!.on("data", (d) => (stderr += String(d)))
@@ -150,6 +150,55 @@ describe("the ACP agent process on stdio", () => {
     expect(said).toBe("made it")
 
     expect(claudesOf(sandbox).length).toBeGreaterThan(0)
+    agent.child.stdin!.end()
+    expect(await agent.exited).toBe(0)
+    expect(claudesOf(sandbox)).toEqual([])
+  })
+
+  it("a first start in a fresh data folder answers session/load before the catalog probe ends, and the next prompt runs", async () => {
+    const sandbox = makeSandbox("cvg-acp-")
+    const server = await startModelServer({ main: [[text("first answer")], [text("after the load")]] })
+    cleanup.push(
+      () => sandbox.cleanup(),
+      () => server.close(),
+    )
+    // A stored chat: one prompt through the agent, which then leaves.
+    const first = await startAgent(server, sandbox)
+    await first.request("initialize", { protocolVersion: 1, clientCapabilities: {} })
+    const { sessionId } = (await first.request("session/new", { cwd: sandbox.ws, mcpServers: [] }))
+      .result as {
+      sessionId: string
+    }
+    await first.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "remember me" }] })
+    first.child.stdin!.end()
+    expect(await first.exited).toBe(0)
+
+    // Another data folder: no agent info kept, so this is a first start.
+    const agent = await startAgent(server, sandbox, { data: "fresh", env: { CVG_ACP_DEBUG: "1" } })
+    await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} })
+    const loaded = await agent.request("session/load", { sessionId, cwd: sandbox.ws, mcpServers: [] })
+    // The probe (two CLI starts and a catalog CLI) had not answered when the load did.
+    expect(agent.stderr()).not.toContain("catalog probed")
+    expect(loaded.error).toBeUndefined()
+    const result = loaded.result as { modes?: { availableModes: Array<{ id: string }> } }
+    expect(result.modes?.availableModes.map((m) => m.id)).toEqual([
+      "supervised",
+      "accept_edits",
+      "auto",
+      "full",
+    ])
+    const replayed = agent.inbox
+      .filter((m) => m.method === "session/update")
+      .map((m) => (m.params as { update: { sessionUpdate: string; content?: { text?: string } } }).update)
+    expect(
+      replayed.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.content?.text),
+    ).toEqual(["remember me"])
+    const answered = await agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "again" }],
+    })
+    expect((answered.result as { stopReason: string }).stopReason).toBe("end_turn")
+    expect(agent.stderr()).toContain("catalog probed")
     agent.child.stdin!.end()
     expect(await agent.exited).toBe(0)
     expect(claudesOf(sandbox)).toEqual([])

@@ -38,6 +38,12 @@ export interface StartHostOptions extends Omit<BrokerOptions, "hostDataDir" | "h
   readonly isolation?: "process" | "in-process"
   /** V8 heap-size flags for the plugin process (host/plugin-process/child-flags.ts). */
   readonly pluginV8Flags?: ReadonlyArray<string>
+  /**
+   * Called as the plugin process starts (its spawn follows within this turn
+   * of the event loop when its bundle is fresh): a front end can load the
+   * rest of itself while the child starts on the other core (host/acp/main.ts).
+   */
+  readonly onPluginStarting?: () => void
 }
 
 /** Every method of an agent provider, by its camelCase name. */
@@ -188,7 +194,8 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
   const running = (): Promise<PluginProcess> => {
     if (plugin) return Promise.resolve(plugin)
     if (closed) return Promise.reject(new Error(`${manifest.id}: the host is closed`))
-    starting ??= startPluginProcess({
+    if (starting) return starting
+    starting = startPluginProcess({
       pluginDir,
       broker,
       onExit: died,
@@ -200,6 +207,7 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
         throw error
       },
     )
+    options.onPluginStarting?.()
     return starting
   }
 

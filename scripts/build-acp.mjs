@@ -3,7 +3,10 @@
 //
 //   dist/acp/main.mjs     the entry editors name: turns on Node's compile cache
 //                         (Node 22.1+; nothing on Node 20), then imports the agent
-//   dist/acp/server.mjs   host/acp/main.ts and the host, one ES module
+//   dist/acp/server.mjs   host/acp/main.ts and the host, an ES module
+//   dist/acp/*-HASH.mjs   the chunks server.mjs imports: the ACP side (the SDK and
+//                         the agent), loaded while the plugin process starts; the
+//                         demo's world; what those share with the host
 //
 // Why the entry: a cache only covers modules loaded after it is enabled, and
 // the agent is one module. With the cache, a start reads V8's code for the
@@ -17,19 +20,17 @@
 // process of its own, bundled at start by host/plugin-process/ (esbuild stays
 // a package for that).
 //
-//   node scripts/build-acp.mjs      → dist/acp/main.mjs, dist/acp/server.mjs
+//   node scripts/build-acp.mjs      → dist/acp/main.mjs, dist/acp/server.mjs and its chunks
 //
 // The bundle stays in this checkout: it finds the pinned `claude` in
 // node_modules/.bin (two folders up), as `npm run acp` does.
-import { mkdirSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const out = join(root, "dist", "acp")
-
-mkdirSync(out, { recursive: true })
 
 const common = {
   bundle: true,
@@ -46,7 +47,25 @@ const common = {
   },
 }
 
-await build({ ...common, entryPoints: [join(root, "host/acp/main.ts")], outfile: join(out, "server.mjs") })
+// Split: main.ts imports the ACP side (the SDK and the agent) once the plugin process is starting,
+// so that part is a chunk of its own, evaluated while the child starts (host/acp/main.ts).
+// Chunks sit beside server.mjs: modules that find the repository from their own address
+// (import.meta.url, two folders up) must stay two folders down.
+mkdirSync(out, { recursive: true })
+const built = await build({
+  ...common,
+  entryPoints: { server: join(root, "host/acp/main.ts") },
+  outdir: out,
+  outExtension: { ".js": ".mjs" },
+  splitting: true,
+  chunkNames: "[name]-[hash]",
+  metafile: true,
+})
+// The last build's chunks go once this one's are written (an agent still starting from them has
+// read them by then, or fails as it would have with overwritten files).
+const written = new Set(Object.keys(built.metafile.outputs).map((path) => resolve(root, path)))
+for (const name of readdirSync(out))
+  if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
 
 const entry = `// The ACP agent's entry (written by scripts/build-acp.mjs): Node's compile
 // cache first, so the agent (server.mjs) loads from V8's cached code.

@@ -9,6 +9,7 @@ import type { AgentEvent, AgentInfo } from "../../sdk/protocol.ts"
 import { makeEventHub } from "../events.ts"
 import type { Host } from "../host.ts"
 import { makeAcpAgent } from "./agent.ts"
+import { builtInInfo } from "./built-in-info.ts"
 import { initialize, makeTestClient } from "./testing.ts"
 
 const INFO: AgentInfo = {
@@ -342,6 +343,53 @@ describe("the ACP agent over a scripted host", () => {
       expect(methods.indexOf("readSession")).toBeGreaterThanOrEqual(0)
       expect(methods.indexOf("initialize")).toBeGreaterThan(methods.indexOf("readSession"))
       expect(client.of("s1", "user_message_chunk")).toHaveLength(1)
+      client.close()
+    })
+
+    it("a first start answers session/load from the built-in catalog before the probe ends, then sends the probe's", async () => {
+      const probe = slowProbe()
+      const h = scripted({
+        ...base,
+        initialize: () => probe.probed,
+        readSession: () => ({ items: [{ type: "user", id: "m1", text: "hi" }] }),
+        resumeSession: (p: Record<string, unknown>) => ({ session_id: p.sessionId, info: { options: {} } }),
+        prompt: () => ({ run_id: "r1", steered: false }),
+      })
+      const builtIn = builtInInfo("claude")
+      const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", knownInfo: builtIn }).app)
+      await initialize(client)
+      const answer = await client.agent.request("session/load", { sessionId: "s1", cwd: "/", mcpServers: [] })
+      // Answered while the probe has not: its modes and models are the plugin's built-in ones.
+      expect(answer.modes?.availableModes.map((m) => m.id)).toEqual([
+        "supervised",
+        "accept_edits",
+        "auto",
+        "full",
+      ])
+      expect(modelOf(answer.configOptions)).toEqual(builtIn.models.map((m) => m.value))
+      expect(client.of("s1", "user_message_chunk")).toHaveLength(1)
+      const methods = h.calls.map((c) => c.method)
+      expect(methods.indexOf("initialize")).toBeGreaterThan(methods.indexOf("readSession"))
+      // A prompt sent now waits for the probe.
+      const prompted = client.agent.request("session/prompt", {
+        sessionId: "s1",
+        prompt: [{ type: "text", text: "go" }],
+      })
+      await new Promise((r) => setTimeout(r, 30))
+      expect(h.calls.map((c) => c.method)).not.toContain("prompt")
+      const seen = client.updates.length
+      probe.answer(catalog(["opus", "sonnet"]))
+      const update = await client.waitFor(
+        (r) => r.update.sessionUpdate === "config_option_update" && client.updates.indexOf(r) >= seen,
+        5_000,
+      )
+      const options = (update.update as { configOptions: Array<{ id: string; options?: unknown }> })
+        .configOptions
+      expect(modelOf(options)).toEqual(["opus", "sonnet"])
+      for (let i = 0; i < 100 && !h.calls.some((c) => c.method === "prompt"); i++)
+        await new Promise((r) => setTimeout(r, 10))
+      expect(h.calls.map((c) => c.method)).toContain("prompt")
+      void prompted.catch(() => {})
       client.close()
     })
 

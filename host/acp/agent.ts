@@ -17,14 +17,17 @@
  *   ends their processes).
  * - No answer waits for a CLI start when it need not: the host may still be
  *   starting when `initialize` arrives (every call waits for it), and
- *   `session/new` answers from the catalog last seen (`knownInfo`) while the
- *   probe runs; when the probe's catalog differs, the session's
- *   `config_option_update` follows. What needs the catalog (prompts, mode
- *   and option changes) waits for the probe, so a value chosen early is
- *   checked against the live catalog before the provider gets it.
- * - With no catalog last seen the probe starts at once (the first answer
- *   needs it); with one, it starts when something first needs it, so a
- *   `session/load` reads and replays its chat before the probe's CLIs
+ *   `session/new` and `session/load` answer from the catalog last seen
+ *   (`knownInfo`: main.ts gives the one kept in the data folder, or at a
+ *   first start the plugin's built-in one) while the probe runs; when the
+ *   probe's catalog differs, the session's `config_option_update` follows.
+ *   What needs the catalog (prompts, mode and option changes) waits for the
+ *   probe, so a value chosen early is checked against the live catalog
+ *   before the provider gets it, and a probe that finds the account signed
+ *   out fails them with auth_required.
+ * - With no catalog to answer from the probe starts at once (the first
+ *   answer needs it); with one, it starts when something first needs it, so
+ *   a `session/load` reads and replays its chat before the probe's CLIs
  *   (`--version`, `auth status`, a catalog CLI) compete for the same cores.
  * Approvals and questions are asks.ts's; the pure mappings live beside it.
  */

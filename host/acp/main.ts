@@ -8,8 +8,10 @@
  *
  * The connection is served from the first moment: the host (and its plugin
  * process) starts alongside the client's `initialize`, and the agent's
- * info from the last probe is kept in `<data>/acp/agent-info.json`, so
- * `session/new` need not wait for a CLI start (agent.ts).
+ * info from the last probe is kept in `<data>/acp/agent-info.json` (at a
+ * first start, the plugin's built-in catalog stands in: built-in-info.ts),
+ * so neither `session/new` nor `session/load` waits for a CLI start
+ * (agent.ts).
  *
  *   npm run acp                      the default account (your Claude login, or ANTHROPIC_API_KEY)
  *   npm run acp -- --demo            the offline demo: testkit's scripted model on 127.0.0.1
@@ -31,11 +33,12 @@ import { parseArgs } from "node:util"
 import { parseAutoContinueMode } from "../auto-continue.ts"
 import type { AgentInfo } from "../../sdk/protocol.ts"
 import { type Host, startHost } from "../host.ts"
-import { type DemoWorld, startDemoWorld } from "../tui/demo-env.ts"
+import type { DemoWorld } from "../tui/demo-env.ts"
 import { loginPath } from "../tui/login.ts"
-import { makeAcpAgent } from "./agent.ts"
-import { mcpEnvSetter } from "./mcp.ts"
-import { type BatchedStdio, batchedStdio } from "./stdout.ts"
+import { builtInInfo } from "./built-in-info.ts"
+import type { BatchedStdio } from "./stdout.ts"
+// The ACP side (the SDK, its schemas, the agent) is imported once the plugin process is starting, so
+// evaluating it overlaps the child's start; the demo's world only with --demo.
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** host/acp/ or dist/acp/: the repository is two folders up either way. */
@@ -161,12 +164,19 @@ const main = async (): Promise<number> => {
     return 2
   }
 
+  const debug = process.env.CVG_ACP_DEBUG === "1"
+  const since = (what: string) => debug && say(`${what} at +${Math.round(performance.now())} ms`)
+  since("host side loaded")
+  let pluginStarting!: () => void
+  const pluginStarted = new Promise<void>((resolve) => (pluginStarting = resolve))
+
   let world: DemoWorld | undefined
   let env: Record<string, string | undefined>
   let agentId: string
   let dataDir: string
   let starting: Promise<Host>
   if (values.demo) {
+    const { startDemoWorld } = await import("../tui/demo-env.ts")
     world = await startDemoWorld(pluginDir, { keep: values.keep === true })
     env = { ...world.env }
     agentId = world.agentId
@@ -178,6 +188,7 @@ const main = async (): Promise<number> => {
       env: withoutMaintenance(env),
       workspaces: [world.workspace],
       pluginV8Flags: PLUGIN_V8_FLAGS,
+      onPluginStarting: pluginStarting,
     })
     say(
       `demo: the model is scripted (testkit/demo.ts on ${world.server.url}); sessions run in ${world.workspace}`,
@@ -190,10 +201,23 @@ const main = async (): Promise<number> => {
         join(process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "convergence-claude"),
     )
     env = { ...process.env, PATH: loginPath(process.env.PATH) }
-    starting = startHost({ pluginDir, dataDir, env: withoutMaintenance(env), pluginV8Flags: PLUGIN_V8_FLAGS })
+    starting = startHost({
+      pluginDir,
+      dataDir,
+      env: withoutMaintenance(env),
+      pluginV8Flags: PLUGIN_V8_FLAGS,
+      onPluginStarting: pluginStarting,
+    })
   }
-  const debug = process.env.CVG_ACP_DEBUG === "1"
-  const since = (what: string) => debug && say(`${what} at +${Math.round(performance.now())} ms`)
+  // The child starts on the other core while this one evaluates the ACP side; a host that fails
+  // before its plugin starts is reported below, through hostReady.
+  await Promise.race([pluginStarted, starting.then(undefined, () => {})])
+  since("plugin process starting")
+  const [{ makeAcpAgent }, { mcpEnvSetter }, { batchedStdio }] = await Promise.all([
+    import("./agent.ts"),
+    import("./mcp.ts"),
+    import("./stdout.ts"),
+  ])
 
   /** The host, once its plugin provides the agent; a host that cannot is closed and the process ends. */
   const hostReady = starting.then(async (host) => {
@@ -233,7 +257,8 @@ const main = async (): Promise<number> => {
     agentId,
     setMcpConfig: mcpEnvSetter(env),
     ...(world && { fixedCwd: world.workspace }),
-    knownInfo: readKnownInfo(dataDir, agentId),
+    // A first start (no info kept yet) answers from the plugin's built-in catalog; the probe's follows.
+    knownInfo: readKnownInfo(dataDir, agentId) ?? builtInInfo(agentId),
     rememberInfo: (info) => {
       since("catalog probed")
       rememberInfo(dataDir, agentId)(info)

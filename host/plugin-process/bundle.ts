@@ -22,8 +22,9 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
-import { build, version as esbuildVersion } from "esbuild"
+import type { BuildOptions } from "esbuild"
 import { CODE_FLAGS, codeCachePath, heapFlags } from "./child-flags.ts"
 import { codeCacheSupported } from "./code-cache.ts"
 
@@ -45,6 +46,18 @@ interface Stamp {
   readonly options: string
   readonly inputs: Readonly<Record<string, readonly [number, number]>>
 }
+
+/**
+ * esbuild's version from its package.json: a fresh bundle is the usual case,
+ * and loading esbuild itself (~10 ms) only to read its version would put that
+ * on every host's way to its plugin process's spawn; `build` is imported when
+ * a bundle is stale.
+ */
+const esbuildVersion = (
+  JSON.parse(readFileSync(createRequire(import.meta.url).resolve("esbuild/package.json"), "utf8")) as {
+    version: string
+  }
+).version
 
 const stampOf = (inputs: Iterable<string>): Stamp["inputs"] => {
   const out: Record<string, readonly [number, number]> = {}
@@ -76,7 +89,7 @@ const writeAtomic = (file: string, content: string) => {
   renameSync(temp, file)
 }
 
-type Options = Parameters<typeof build>[0]
+type Options = BuildOptions
 
 /** The generated entry of a plugin bundle (not a file: its text comes from the path of `main`, in the key). */
 const STDIN_NAME = "plugin-process-entry.js"
@@ -86,6 +99,7 @@ const bundleInto = async (file: string, options: Options): Promise<boolean> => {
   const optionsJson = JSON.stringify(options)
   if (fresh(file, optionsJson)) return false
   mkdirSync(dirname(file), { recursive: true })
+  const { build } = await import("esbuild")
   const result = await build({ ...options, write: false, metafile: true, bundle: true, logLevel: "silent" })
   const output = result.outputFiles?.[0]
   if (!output) throw new Error(`esbuild wrote nothing for ${file}`)
