@@ -172,10 +172,9 @@ describe("the Agent Trace tracker", () => {
     await Effect.runPromise(
       tracker.feed({ type: "RunEnded", session_id: "s1", run_id: "r1", outcome: "Completed" } as AgentEvent),
     )
-    // Both events' HEAD readings are in before the person moves on (only a wait: the notes below are the test).
-    await vi
-      .waitFor(() => expect(headReads).toBeGreaterThanOrEqual(readsBefore + 2), { timeout: 2_000 })
-      .catch(() => undefined)
+    // Both events' HEAD readings are in before the person moves on. A git start can take seconds on a
+    // loaded machine (a 2 s wait that gave up let the person's commit land first: CI flake, 2026-12-01).
+    await vi.waitFor(() => expect(headReads).toBeGreaterThanOrEqual(readsBefore + 2), { timeout: 30_000 })
     // Between the runs the person commits the agent's other file.
     git(repo, "add", "b.ts")
     git(repo, "commit", "-q", "-m", "the person's")
