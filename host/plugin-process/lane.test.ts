@@ -6,9 +6,17 @@
  * into a buffer again only once every piece of it was lent and given back:
  * a kept piece, or one still lent, leaves its view intact.
  */
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import type { PieceFate } from "../../sdk/channel.ts"
-import { frameHeader, HEADER_BYTES, LANE_BUFFER, makeLaneReader, type ReadInto, readLane } from "./lane.ts"
+import {
+  frameHeader,
+  HEADER_BYTES,
+  LANE_BUFFER,
+  LANE_IDLE_MS,
+  makeLaneReader,
+  type ReadInto,
+  readLane,
+} from "./lane.ts"
 
 const frames: Array<[number, Uint8Array]> = [
   [1, Uint8Array.from({ length: 300 }, (_, i) => i % 251)],
@@ -146,6 +154,24 @@ describe("the lane's read loop", () => {
       expect(pieces.slice(2).some((p) => p.buffer === first.buffer)).toBe(false)
       if (fate === "lent") expect(pieces[3]?.buffer === second.buffer, "the same buffer").toBe(true)
       else expect(pieces[3]?.buffer === second.buffer, "the same buffer").toBe(false)
+    }
+  })
+
+  it("lets its waiting buffers go after a quiet second: the next read takes a fresh one", () => {
+    vi.useFakeTimers()
+    try {
+      const { lane, pieces, step } = fullReads(() => "lent")
+      step()
+      const first = pieces[0] as Uint8Array
+      lane.release([first])
+      // Given back and waiting, but no read for longer than LANE_IDLE_MS: let go.
+      vi.advanceTimersByTime(LANE_IDLE_MS + 1)
+      step()
+      step()
+      expect(pieces.slice(1).some((p) => p.buffer === first.buffer)).toBe(false)
+      expect(first[0]).toBe(1)
+    } finally {
+      vi.useRealTimers()
     }
   })
 
