@@ -125,9 +125,11 @@ export const openTransport = <F>(
 ): Effect.Effect<Transport, BrokerError, Scope.Scope | Process> =>
   Effect.gen(function* () {
     const process = yield* Process
+    // Lent: the line splitter copies what it keeps past each chunk (live-lines.ts, sdk/lines.ts).
     const handle = yield* process.spawn(options.command, options.args, {
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.env !== undefined ? { env: options.env } : {}),
+      stdout: { lend: true },
     })
     const keep = options.stderrLines ?? STDERR_TAIL_LINES
     const stderr: string[] = []

@@ -129,6 +129,16 @@ const cpuOfPid = (pid: number): number => {
   return (ticks * 1000) / 100 // USER_HZ is 100 on Linux
 }
 
+/**
+ * The pause before each replay: the host's process broker looks for what the
+ * last replay's `cat` left behind again 100, 400 and 1,500 ms after it ended
+ * (a scan of /proc each, host/process-broker.ts), and without the pause
+ * those scans land in the next replay, the other mode's, as host CPU (the
+ * isolated host's CPU a frame swung 1.8–5.3 µs between runs of one tree).
+ */
+const SETTLE_MS = Number(process.env.ISOLATION_SETTLE_MS ?? 2_100)
+const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
+
 const replayOnce = async (host: Host, path: string) => {
   let events = 0
   const unsubscribe = host.events.subscribe((e) => {
@@ -171,12 +181,15 @@ const live = async (path: string) => {
         recordEvents: false,
       })
       await replayOnce(hosts[mode], path) // warm-up: both JITs warm before timing
+      await settle()
     }
     const rounds: Array<Record<Mode, LiveRound>> = []
     for (let i = 0; i < LIVE_ROUNDS; i++) {
       const round = {} as Record<Mode, LiveRound>
-      for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse())
+      for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
+        await settle()
         round[mode] = await replayOnce(hosts[mode], path)
+      }
       rounds.push(round)
     }
     const pluginRss = hosts.process.pluginProcess()?.rssBytes() ?? 0

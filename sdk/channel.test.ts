@@ -4,10 +4,19 @@
  * reader's pace, small byte chunks cross as one, errors keep their tag and
  * fields, and closing fails whatever is pending. A byte stream on a lane
  * (b to a only, slower than the messages, as a pipe beside IPC may be):
- * every byte arrives before its end, under the same credit.
+ * every byte arrives before its end, under the same credit; a reader that
+ * lends gives its pieces back at its next pull or its cancel, and only then.
  */
 import { describe, expect, it } from "vitest"
-import { ChannelError, CREDIT_STEP, type Message, makePeer, type Port, STREAM_WINDOW } from "./channel.ts"
+import {
+  ChannelError,
+  CREDIT_STEP,
+  type Message,
+  makePeer,
+  type PieceFate,
+  type Port,
+  STREAM_WINDOW,
+} from "./channel.ts"
 
 const pair = () => {
   const posted = { a: 0, b: 0 }
@@ -31,8 +40,11 @@ const pair = () => {
 /** Peers whose byte lane (b to a) delivers `laneDelayMs` after the message that follows it. */
 const lanePair = (laneDelayMs: number) => {
   const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
-  let hearBytes: ((sid: number, piece: Uint8Array) => void) | undefined
+  let hearBytes: ((sid: number, piece: Uint8Array) => PieceFate) | undefined
   const laneSent = { bytes: 0, pieces: 0 }
+  /** What the reader said of each piece, and the pieces it gave back, in order. */
+  const fates: PieceFate[] = []
+  const released: Uint8Array[] = []
   const port = (self: "a" | "b", other: "a" | "b"): Port => ({
     post: (batch) => {
       const copy = structuredClone(batch)
@@ -50,15 +62,16 @@ const lanePair = (laneDelayMs: number) => {
         const half = chunk.byteLength >> 1
         const pieces = half > 0 ? [chunk.slice(0, half), chunk.slice(half)] : [chunk.slice()]
         setTimeout(() => {
-          for (const p of pieces) hearBytes?.(sid, p)
+          for (const p of pieces) if (hearBytes) fates.push(hearBytes(sid, p))
         }, laneDelayMs)
       },
     }),
     ...(self === "a" && {
-      listenBytes: (hear: (sid: number, piece: Uint8Array) => void) => (hearBytes = hear),
+      listenBytes: (hear: (sid: number, piece: Uint8Array) => PieceFate) => (hearBytes = hear),
+      releaseBytes: (pieces: ReadonlyArray<Uint8Array>) => void released.push(...pieces),
     }),
   })
-  return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), laneSent }
+  return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), laneSent, fates, released }
 }
 
 const readBytes = async (reader: AsyncIterable<unknown>): Promise<Uint8Array> => {
@@ -239,6 +252,40 @@ describe("the channel", () => {
       for (const item of next.value as Uint8Array[]) read += item.byteLength
     }
     expect(read).toBe(100 * chunk.byteLength)
+  })
+
+  it("a lent reader gives each batch back at its next pull, and the rest at its cancel; others keep theirs", async () => {
+    const serveChunks = (peer: ReturnType<typeof lanePair>["b"]) =>
+      peer.serve(
+        "bytes",
+        async (_args, sink) => {
+          for (let i = 0; i < 20 && !sink.signal.aborted; i++) await sink.emit([new Uint8Array(1000).fill(i)])
+        },
+        { bytes: true },
+      )
+    const kept = lanePair(1)
+    serveChunks(kept.b)
+    expect((await readBytes(kept.a.open("bytes"))).byteLength).toBe(20_000)
+    expect(kept.fates.length).toBe(40)
+    expect(kept.fates.every((f) => f === "kept")).toBe(true)
+    expect(kept.released).toEqual([])
+
+    const lent = lanePair(1)
+    serveChunks(lent.b)
+    const it = lent.a.open("bytes", undefined, { lend: true })[Symbol.asyncIterator]()
+    const first = (await it.next()).value as Uint8Array[]
+    expect(lent.released).toEqual([])
+    const second = (await it.next()).value as Uint8Array[]
+    // Given back when the next was pulled: the same pieces, not copies.
+    expect(lent.released).toEqual(first)
+    expect(lent.released.every((p, i) => p === first[i])).toBe(true)
+    for (let i = 0; i < 5; i++) await tick()
+    await it.return?.()
+    // The cancel gives back the batch in hand and every queued one.
+    expect(lent.released.slice(first.length, first.length + second.length)).toEqual(second)
+    const heard = lent.fates.filter((f) => f === "lent").length
+    expect(lent.released.length).toBe(heard)
+    expect(lent.fates.every((f) => f !== "kept")).toBe(true)
   })
 
   it("a byte stream that emits something else fails, and says so", async () => {

@@ -17,6 +17,10 @@
  *   as they come, its end on the channel carrying how many bytes the lane
  *   took, so the reader ends it only once they have all arrived. Credit is
  *   the same for both paths.
+ * - A reader that lends (`open(op, args, { lend: true })`: done with a batch
+ *   before it pulls the next) gives each batch's lane pieces back to the port
+ *   at its next pull, its cancel or its end (`releaseBytes`), so the lane may
+ *   read into their buffer again; every other reader's pieces are its to keep.
  * - One close path: `close` fails every pending request and ends every stream.
  * - No Node module: the plugin side of this file runs inside the sandbox.
  */
@@ -47,8 +51,26 @@ export interface Port {
   readonly later: (flush: () => void) => void
   /** The producer's byte lane: write one chunk of stream `sid` (in order with the lane's other chunks). */
   readonly sendBytes?: (sid: number, chunk: Uint8Array) => void
-  /** The reader's byte lane: hear each piece of each stream's bytes, in the order sent. */
-  readonly listenBytes?: (receive: (sid: number, piece: Uint8Array) => void) => void
+  /**
+   * The reader's byte lane: hear each piece of each stream's bytes, in the
+   * order sent; `receive` says whether the piece is lent (given back through
+   * `releaseBytes`), kept, or dropped.
+   */
+  readonly listenBytes?: (receive: (sid: number, piece: Uint8Array) => PieceFate) => void
+  /** Lent pieces given back: their reader will not look at them again. */
+  readonly releaseBytes?: (pieces: ReadonlyArray<Uint8Array>) => void
+}
+
+/** What a reader did with a lane piece: lent (given back later), kept for good, or dropped (no reader). */
+export type PieceFate = "lent" | "kept" | "dropped"
+
+export interface OpenOptions {
+  /**
+   * The reader is done with each batch before it pulls the next (it decodes
+   * or copies what it keeps): the port may read into the batch's bytes again
+   * after that pull (plugin-api.ts `StreamOptions.lend`).
+   */
+  readonly lend?: boolean
 }
 
 export interface ServeOptions {
@@ -94,7 +116,7 @@ export interface StreamReader extends AsyncIterable<unknown> {
 export interface Peer {
   readonly request: (op: string, args?: unknown) => Promise<unknown>
   readonly note: (op: string, args?: unknown) => void
-  readonly open: (op: string, args?: unknown) => StreamReader
+  readonly open: (op: string, args?: unknown, options?: OpenOptions) => StreamReader
   readonly handle: (op: string, handler: RequestHandler) => void
   readonly onNote: (op: string, handler: NoteHandler) => void
   readonly serve: (op: string, handler: StreamHandler, options?: ServeOptions) => void
@@ -148,6 +170,8 @@ interface Served {
 }
 
 interface Reading {
+  /** Its lane pieces are given back to the port once taken and done with. */
+  readonly lent: boolean
   readonly batches: unknown[][]
   /** Each batch's weight, granted back when the reader takes the batch. */
   readonly weights: number[]
@@ -169,6 +193,7 @@ export const makePeer = (port: Port): Peer => {
   const streamHandlers = new Map<string, StreamHandler>()
   const byteStreams = new Set<string>()
   const sendBytes = port.sendBytes
+  const releaseBytes = port.releaseBytes
   const served = new Map<number, Served>()
   const reading = new Map<number, Reading>()
 
@@ -328,9 +353,9 @@ export const makePeer = (port: Port): Peer => {
   port.listen((batch) => {
     for (const message of batch) receive(message)
   })
-  port.listenBytes?.((sid, piece) => {
+  port.listenBytes?.((sid, piece): PieceFate => {
     const r = reading.get(sid)
-    if (!r || r.ended) return
+    if (!r || r.ended) return "dropped"
     // Pieces not yet taken join the last batch: one credit message per take, not per piece.
     const last = r.batches.length - 1
     if (last >= 0) {
@@ -343,11 +368,14 @@ export const makePeer = (port: Port): Peer => {
     r.laneBytes += piece.byteLength
     if (r.endAt !== null && r.laneBytes >= r.endAt.laneBytes) finish(r, r.endAt.error)
     else r.wake?.()
+    return r.lent ? "lent" : "kept"
   })
 
-  const open = (op: string, args?: unknown): StreamReader => {
+  const open = (op: string, args?: unknown, options?: OpenOptions): StreamReader => {
     const sid = ++nextId
+    const lent = options?.lend === true && releaseBytes !== undefined
     const r: Reading = {
+      lent,
       batches: [],
       weights: [],
       wake: null,
@@ -360,7 +388,18 @@ export const makePeer = (port: Port): Peer => {
     let cancelled = false
     /** Weight taken and not yet granted back (under CREDIT_STEP). */
     let owed = 0
+    /** The batch handed out last, given back at the next pull (lent readers only). */
+    let handed: unknown[] | undefined
+    const giveBack = () => {
+      if (handed !== undefined) releaseBytes?.(handed as Uint8Array[])
+      handed = undefined
+    }
     const cancel = () => {
+      if (lent) {
+        giveBack()
+        for (const batch of r.batches.splice(0)) releaseBytes?.(batch as Uint8Array[])
+        r.weights.length = 0
+      }
       if (cancelled) return
       cancelled = true
       if (reading.get(sid) === r) {
@@ -374,6 +413,7 @@ export const makePeer = (port: Port): Peer => {
       cancel,
       [Symbol.asyncIterator]: () => ({
         next: async (): Promise<IteratorResult<unknown>> => {
+          if (lent) giveBack()
           if (!started && !cancelled) {
             started = true
             if (closedWith) throw new ChannelError(closedWith)
@@ -389,6 +429,7 @@ export const makePeer = (port: Port): Peer => {
               send({ t: "credit", sid, weight: owed })
               owed = 0
             }
+            if (lent) handed = batch
             return { value: batch, done: false }
           }
           reading.delete(sid)

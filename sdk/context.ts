@@ -14,7 +14,7 @@
  *   the byte lane (`readEnds` as records of bytes, sdk/ends-wire.ts).
  */
 import { Context, Effect, type Scope, Stream } from "effect"
-import { ChannelError, type Peer, type WireError } from "./channel.ts"
+import { ChannelError, type OpenOptions, type Peer, type WireError } from "./channel.ts"
 import { makeEndsReader } from "./ends-wire.ts"
 import {
   type Broker,
@@ -91,10 +91,14 @@ const askOr =
   <A, E>(op: string, args: unknown, onError: (error: unknown) => E): Effect.Effect<A, E> =>
     Effect.tryPromise({ try: () => peer.request(op, args) as Promise<A>, catch: onError })
 
-/** A stream the host produces, its batches flattened; interrupting it closes it at the host. */
-export const pulled = <A>(peer: Peer, op: string, args: unknown): Stream.Stream<A> =>
+/**
+ * A stream the host produces, its batches flattened; interrupting it closes
+ * it at the host. Lent (`lend`): each batch's bytes are given back to the
+ * lane once the stream pulls past it (the consumer said it keeps none).
+ */
+export const pulled = <A>(peer: Peer, op: string, args: unknown, options?: OpenOptions): Stream.Stream<A> =>
   Stream.suspend(() =>
-    Stream.fromAsyncIterable(peer.open(op, args) as AsyncIterable<ReadonlyArray<A>>, (e) => e).pipe(
+    Stream.fromAsyncIterable(peer.open(op, args, options) as AsyncIterable<ReadonlyArray<A>>, (e) => e).pipe(
       Stream.orDie,
       Stream.flattenIterable,
     ),
@@ -111,9 +115,9 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
   const call = ask(peer)
   const callOr = askOr(peer)
 
-  const handleOf = (id: number, pid: number | undefined): ProcessHandle => ({
+  const handleOf = (id: number, pid: number | undefined, lendStdout: boolean): ProcessHandle => ({
     pid,
-    stdout: pulled<Uint8Array>(peer, "process.stdout", { handle: id }),
+    stdout: pulled<Uint8Array>(peer, "process.stdout", { handle: id }, { lend: lendStdout }),
     stderr: pulled<Uint8Array>(peer, "process.stderr", { handle: id }),
     write: (text) =>
       callOr<void, BrokerFailure>("process.write", { handle: id, text }, brokerError("write") as never),
@@ -122,15 +126,16 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
     kill: (signal) => call("process.kill", { handle: id, signal }),
   })
 
-  const spawn: PluginApi["process"]["spawn"] = (command, args, spawnOptions) =>
+  // How stdout is handed over is the plugin side's business: the host gets the process's options only.
+  const spawn: PluginApi["process"]["spawn"] = (command, args, { stdout, ...spawnOptions } = {}) =>
     Effect.acquireRelease(
       callOr<{ handle: number; pid: number | undefined }, NotGranted | BrokerFailure>(
         "process.spawn",
-        { command, args, options: spawnOptions ?? {} },
+        { command, args, options: spawnOptions },
         brokerError("spawn") as never,
       ),
       ({ handle }) => call("process.release", { handle }).pipe(Effect.ignore),
-    ).pipe(Effect.map(({ handle, pid }) => handleOf(handle, pid))) as Effect.Effect<
+    ).pipe(Effect.map(({ handle, pid }) => handleOf(handle, pid, stdout?.lend === true))) as Effect.Effect<
       ProcessHandle,
       NotGranted | BrokerFailure,
       Scope.Scope
@@ -182,9 +187,13 @@ export const channelApi = (peer: Peer, options: ChannelApiOptions): PluginApi =>
     fs: {
       read: (path) => call<string | null>("fs.read", { path }),
       readRange: (path, start, end) => call<Uint8Array | null>("fs.readRange", { path, start, end }),
-      stream: (path, start) =>
+      stream: (path, start, streamOptions) =>
         call<number | null>("fs.streamOpen", { path, start }).pipe(
-          Effect.map((token) => (token === null ? null : pulled<Uint8Array>(peer, "fs.stream", { token }))),
+          Effect.map((token) =>
+            token === null
+              ? null
+              : pulled<Uint8Array>(peer, "fs.stream", { token }, { lend: streamOptions?.lend === true }),
+          ),
         ),
       stat: (path) => call<FileStat | null>("fs.stat", { path }),
       readEnds,

@@ -46,6 +46,17 @@ export interface SpawnOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
 }
 
+/** `ProcessShape.spawn`'s options: the process's, and how its stdout may be handed over. */
+export interface SpawnStreamOptions extends SpawnOptions {
+  /**
+   * `{ lend: true }`: the caller is done with each stdout chunk before it
+   * pulls the next (it splits lines and copies what it keeps, as sdk/lines.ts
+   * does), so a host may read the chunks into buffers it reuses (the plugin
+   * process's byte lane does). A host that cannot lend gives fresh chunks.
+   */
+  readonly stdout?: StreamOptions
+}
+
 export interface ProcessExit {
   /** null when the process was ended by a signal. */
   readonly code: number | null
@@ -80,7 +91,7 @@ export interface ProcessShape {
   readonly spawn: (
     command: string,
     args: ReadonlyArray<string>,
-    options?: SpawnOptions,
+    options?: SpawnStreamOptions,
   ) => Effect.Effect<ProcessHandle, BrokerError, Scope.Scope>
   /** Run a granted command to its end and collect its output. */
   readonly run: (
@@ -150,8 +161,9 @@ export interface StreamOptions {
   /**
    * The caller is done with each chunk before it pulls the next (it decodes
    * or copies what it keeps), so a host may read every chunk into the same
-   * buffer: no fresh memory per chunk for a 1 GB transcript. A host that
-   * cannot lend (the plugin process's byte lane) gives fresh chunks anyway.
+   * buffer: no fresh memory per chunk for a 1 GB transcript (the plugin
+   * process's byte lane reads lent chunks into buffers it reuses). A host
+   * that cannot lend gives fresh chunks anyway.
    */
   readonly lend?: boolean
 }

@@ -6,7 +6,8 @@
  * `import.meta`, and its `import()` reaches no loader (refused and reported
  * here). Code generation from strings is off (a flag), so it cannot compile
  * its way around either. The byte lane (lane.ts, fd 4) is read here with
- * `fs.read` into buffers of this file's own, and handed on as views. The
+ * `fs.read` (lane.ts `readLane`: buffers of its own, handed on as views,
+ * read into again only once a lending reader gave every piece back). The
  * bundle compiles from its V8 code cache when the host made one for this
  * very text (code-cache.ts).
  */
@@ -15,7 +16,7 @@ import { serialize } from "node:v8"
 import { Script } from "node:vm"
 import type { Message, Port } from "../../sdk/channel.ts"
 import { cachedDataFor, codeCacheSupported, readCodeCache } from "./code-cache.ts"
-import { LANE_FD, makeLaneReader } from "./lane.ts"
+import { LANE_FD, type ReadInto, readLane } from "./lane.ts"
 import { lockdown, SandboxRefusal } from "./lockdown.ts"
 
 const [bundlePath, cachePath] = process.argv.slice(2)
@@ -73,35 +74,15 @@ const code = readFileSync(bundlePath, "utf8")
 const cachedData = codeCacheSupported() ? cachedDataFor(code, readCodeCache(cachePath)) : undefined
 lockdown(report, log)
 
-/** Read buffers of this size; a new one when less than a pipe's read is left (views of the old stay valid). */
-const LANE_BUFFER = 1 << 20
-const LANE_MIN_READ = 64 * 1024
-
-/** Read the lane until the host closes it (or the process ends), each read's frames handed on. */
-const readLane = (deliver: (sid: number, piece: Uint8Array) => void) => {
-  const parser = makeLaneReader(deliver)
-  let buffer = new Uint8Array(LANE_BUFFER)
-  let at = 0
-  const next = () => {
-    if (buffer.byteLength - at < LANE_MIN_READ) {
-      buffer = new Uint8Array(LANE_BUFFER)
-      at = 0
-    }
-    read(LANE_FD, buffer, at, buffer.byteLength - at, null, (error, n) => {
-      // The host closed its end, or is gone (its disconnect ends this process).
-      if (error || n === 0) return
-      const bytes = buffer.subarray(at, at + n)
-      at += n
-      parser.push(bytes)
-      next()
-    })
-  }
-  next()
-}
+let lane: ReturnType<typeof readLane> | null = null
+const readLaneFd: ReadInto = (buffer, at, length, done) => read(LANE_FD, buffer, at, length, null, done)
 
 const port: Port = {
   post,
-  listenBytes: (deliver) => readLane(deliver),
+  listenBytes: (deliver) => {
+    lane = readLane(readLaneFd, deliver)
+  },
+  releaseBytes: (pieces) => lane?.release(pieces),
   listen: (handler) => {
     receive = handler
     for (const batch of early.splice(0)) handler(batch)

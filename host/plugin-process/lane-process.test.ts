@@ -5,6 +5,9 @@
  * bytes the source has read stay within a few credit windows, not the
  * file); and a plugin process killed while its lane is full is reported,
  * its processes ended, the host unharmed, and the next call streams again.
+ * A plugin that asks for stdout lent and keeps views anyway sees them
+ * overwritten (the lane reads into given-back buffers again); one that does
+ * not lend keeps every chunk intact.
  */
 import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
@@ -43,8 +46,8 @@ afterEach(async () => {
   world.cleanup()
 })
 
-const prompt = (h: Host, pauseMs = 0) =>
-  h.call("stream", "prompt", { sessionId: "s", text: JSON.stringify({ file, pauseMs }) })
+const prompt = (h: Host, pauseMs = 0, keep?: "lent" | "fresh") =>
+  h.call("stream", "prompt", { sessionId: "s", text: JSON.stringify({ file, pauseMs, keep }) })
 
 /** How far `pid` has read the file (its descriptor's offset), or null before it opened it. */
 const readOffset = (pid: number): number | null => {
@@ -74,6 +77,16 @@ const catPid = async (h: Host) => {
 describe("the byte lane, between real processes", () => {
   it("carries a stream far larger than a pipe's buffer whole and in order", async () => {
     expect((await prompt(host!)).run_id).toBe(want)
+  })
+
+  it("a lent stdout's buffers are read into again (a kept view is overwritten); one not lent keeps every chunk", async () => {
+    const [size, asRead, keptNotLent] = String((await prompt(host!, 0, "fresh")).run_id).split(":")
+    expect(`${size}:${asRead}`).toBe(want)
+    expect(keptNotLent).toBe(asRead)
+    const [lentSize, lentAsRead, keptLent] = String((await prompt(host!, 0, "lent")).run_id).split(":")
+    // Read right while pulled: only the views kept past their next pull changed.
+    expect(`${lentSize}:${lentAsRead}`).toBe(want)
+    expect(keptLent).not.toBe(lentAsRead)
   })
 
   it("holds the source back while the plugin does not read", async () => {

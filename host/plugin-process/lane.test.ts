@@ -2,10 +2,21 @@
  * The byte lane's framing (lane.ts) on its own: frames of several streams
  * come out whole and in order however the reads cut them, inside a header
  * or a payload, one byte at a time or all at once; pieces are views of the
- * read, never copies; an empty frame says nothing.
+ * read, never copies; an empty frame says nothing. The read loop reads
+ * into a buffer again only once every piece of it was lent and given back:
+ * a kept piece, or one still lent, leaves its view intact.
  */
-import { describe, expect, it } from "vitest"
-import { frameHeader, HEADER_BYTES, makeLaneReader } from "./lane.ts"
+import { describe, expect, it, vi } from "vitest"
+import type { PieceFate } from "../../sdk/channel.ts"
+import {
+  frameHeader,
+  HEADER_BYTES,
+  LANE_BUFFER,
+  LANE_IDLE_MS,
+  makeLaneReader,
+  type ReadInto,
+  readLane,
+} from "./lane.ts"
 
 const frames: Array<[number, Uint8Array]> = [
   [1, Uint8Array.from({ length: 300 }, (_, i) => i % 251)],
@@ -78,5 +89,96 @@ describe("the byte lane's frames", () => {
     const { pieces } = readAll([bytes])
     expect(pieces.every((p) => p.buffer === bytes.buffer)).toBe(true)
     expect(pieces[0]?.byteOffset).toBe(HEADER_BYTES)
+  })
+})
+
+// Buffers compared by identity as booleans: a failed `toBe` of two 1 MiB buffers takes minutes to print.
+
+/** A lane whose every read is one whole buffer's frame of stream 1, filled with the read's number. */
+const fullReads = (fate: (n: number) => PieceFate) => {
+  const pieces: Uint8Array[] = []
+  let reads = 0
+  let resume: (() => void) | null = null
+  const readInto: ReadInto = (buffer, at, length, done) => {
+    const n = ++reads
+    const go = () => {
+      buffer.set(frameHeader(1, length - HEADER_BYTES), at)
+      buffer.fill(n, at + HEADER_BYTES, at + length)
+      done(null, length)
+    }
+    // One read a step, so a test can give pieces back between reads.
+    resume = go
+  }
+  const lane = readLane(readInto, (_sid, piece) => {
+    pieces.push(piece)
+    return fate(pieces.length)
+  })
+  const step = () => {
+    const go = resume
+    resume = null
+    go?.()
+  }
+  return { lane, pieces, step }
+}
+
+describe("the lane's read loop", () => {
+  it("reads into a buffer again once its lent pieces are given back: a view kept past that is overwritten", () => {
+    const { lane, pieces, step } = fullReads(() => "lent")
+    step()
+    const first = pieces[0] as Uint8Array
+    expect(first.byteLength).toBe(LANE_BUFFER - HEADER_BYTES)
+    expect(first[0]).toBe(1)
+    lane.release([first])
+    // The read after it was already under way into a fresh buffer; the one after takes the given-back one.
+    step()
+    expect(pieces[1]?.buffer === first.buffer, "the same buffer").toBe(false)
+    step()
+    // The same memory, read into again: the lent view now shows the third read.
+    expect(pieces[2]?.buffer === first.buffer, "the same buffer").toBe(true)
+    expect(first[0]).toBe(3)
+  })
+
+  it("never reads into a buffer with a piece still lent, or kept", () => {
+    for (const fate of ["lent", "kept"] as const) {
+      const { lane, pieces, step } = fullReads(() => fate)
+      step()
+      step()
+      const [first, second] = pieces as [Uint8Array, Uint8Array]
+      expect(second.buffer === first.buffer, "the same buffer").toBe(false)
+      expect(first[0]).toBe(1)
+      // Giving back what was kept (or what another reader lent) changes nothing for it.
+      lane.release([second])
+      step()
+      step()
+      expect(first[0]).toBe(1)
+      expect(pieces.slice(2).some((p) => p.buffer === first.buffer)).toBe(false)
+      if (fate === "lent") expect(pieces[3]?.buffer === second.buffer, "the same buffer").toBe(true)
+      else expect(pieces[3]?.buffer === second.buffer, "the same buffer").toBe(false)
+    }
+  })
+
+  it("lets its waiting buffers go after a quiet second: the next read takes a fresh one", () => {
+    vi.useFakeTimers()
+    try {
+      const { lane, pieces, step } = fullReads(() => "lent")
+      step()
+      const first = pieces[0] as Uint8Array
+      lane.release([first])
+      // Given back and waiting, but no read for longer than LANE_IDLE_MS: let go.
+      vi.advanceTimersByTime(LANE_IDLE_MS + 1)
+      step()
+      step()
+      expect(pieces.slice(1).some((p) => p.buffer === first.buffer)).toBe(false)
+      expect(first[0]).toBe(1)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it("a dropped piece (no reader) leaves its buffer free", () => {
+    const { pieces, step } = fullReads(() => "dropped")
+    step()
+    step()
+    expect(pieces[1]?.buffer === pieces[0]?.buffer, "the same buffer").toBe(true)
   })
 })
