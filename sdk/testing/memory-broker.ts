@@ -41,6 +41,28 @@ const lentChunks = (chunks: ReadonlyArray<Uint8Array>): Stream.Stream<Uint8Array
     }),
   )
 
+/**
+ * A process's stdout lent as the plugin process's lane lends it
+ * (`SpawnStreamOptions.stdout.lend`): each pull's bytes in one reused
+ * buffer, cleared and overwritten at the next pull, so a reader that keeps
+ * a view of a chunk past its pull reads the wrong bytes in every test.
+ */
+const lentStdout = (stdout: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> => {
+  let buffer = new Uint8Array(STREAM_CHUNK)
+  return Stream.mapArray(stdout, (chunks) => {
+    let size = 0
+    for (const chunk of chunks) size += chunk.length
+    if (size > buffer.length) buffer = new Uint8Array(size)
+    buffer.fill(0)
+    let at = 0
+    for (const chunk of chunks) {
+      buffer.set(chunk, at)
+      at += chunk.length
+    }
+    return [buffer.subarray(0, size)] as const
+  })
+}
+
 export type FakeSpawn = (
   args: ReadonlyArray<string>,
   options: SpawnOptions,
@@ -134,7 +156,10 @@ export const makeMemoryBroker = (options: MemoryBrokerOptions = {}): MemoryBroke
         const make = options.spawn?.[command]
         if (!make) return Effect.fail(new NotGranted({ capability: "process", detail: command }))
         spawned.push({ command, args, options: opts })
-        return make(args, opts)
+        const handle = make(args, opts)
+        return opts.stdout?.lend === true
+          ? Effect.map(handle, (h) => ({ ...h, stdout: lentStdout(h.stdout) }))
+          : handle
       },
       run: (command, args, opts = {}) => {
         const make = options.run?.[command]
