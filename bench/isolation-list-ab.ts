@@ -5,7 +5,10 @@
  * a cold list then a warm one, in-process and isolated in turn. On a shared
  * machine wall times swing with the load, so each tree's line gives the CPU
  * (host and plugin process together) beside them, and both ratios: isolated
- * over in-process, the median of per-round ratios.
+ * over in-process, the median of per-round ratios. Under each mode's line,
+ * where its CPU went: the host's and (isolated) the plugin process's main
+ * thread, then their other threads (V8's compiler and collector helpers,
+ * the thread pool), medians.
  *
  *   npm run bench -- isolation-list-ab <rounds> main=/tmp/main-copy this=.
  *
@@ -18,7 +21,7 @@ import { spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { ensureCorpus } from "./corpus.ts"
-import { homeOver, type Round } from "./isolation.ts"
+import { type CpuSplit, homeOver, type Round } from "./isolation.ts"
 
 type Mode = "in-process" | "process"
 const MODES: ReadonlyArray<Mode> = ["in-process", "process"]
@@ -72,10 +75,20 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
       coldCpu: (r: Round) => r.coldCpuMs ?? Number.NaN,
       warmCpu: (r: Round) => r.warmCpuMs ?? Number.NaN,
     }
-    for (const mode of MODES)
+    // Where the CPU went, medians of each part (a worker that reports no split prints NaN).
+    const splitOf = (mode: Mode, which: (r: Round) => CpuSplit | undefined) => {
+      const part = (k: keyof CpuSplit) => of(mode, (r) => which(r)?.[k] ?? Number.NaN).toFixed(1)
+      const host = `host ${part("hostMain")} + ${part("hostThreads")}`
+      return mode === "process" ? `${host}, plugin ${part("pluginMain")} + ${part("pluginThreads")}` : host
+    }
+    for (const mode of MODES) {
       console.log(
         `${t.name.padEnd(8)} ${mode.padEnd(11)} cold ${ms(of(mode, fields.cold))} (CPU ${ms(of(mode, fields.coldCpu))}), warm ${ms(of(mode, fields.warm))} (CPU ${ms(of(mode, fields.warmCpu))})`,
       )
+      console.log(
+        `${"".padEnd(20)} CPU ms, main thread + others: cold ${splitOf(mode, (r) => r.coldCpuSplit)}; warm ${splitOf(mode, (r) => r.warmCpuSplit)}`,
+      )
+    }
     const line = `${t.name} cold ${ratio(fields.cold).toFixed(2)}x (CPU ${ratio(fields.coldCpu).toFixed(2)}x), warm ${ratio(fields.warm).toFixed(2)}x (CPU ${ratio(fields.warmCpu).toFixed(2)}x)`
     console.log(`${t.name.padEnd(8)} isolated over in-process: ${line.slice(t.name.length + 1)}`)
     headline.push(line)

@@ -10,13 +10,16 @@
  *   node --import tsx bench/isolation-worker.ts <process|in-process> <list|read> <home> <cwd> <sessionId>
  *
  * Prints one JSON line: the times (wall, and for the list the CPU of the
- * host and the plugin process together), what the calls returned, and the plugin
- * process's resident and peak memory (isolated), the host's peak.
+ * host and the plugin process together, and split into each process's main
+ * thread and its other threads: V8's compiler and collector helpers, the
+ * thread pool), what the calls returned, and the plugin process's resident
+ * and peak memory (isolated), the host's peak.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startHost } from "../host/host.ts"
+import type { CpuSplit } from "./isolation.ts"
 import { settleListCache } from "./list-cache.ts"
 
 const [mode = "process", task = "list", home = "", cwd = "", sessionId = ""] = process.argv.slice(2)
@@ -45,6 +48,15 @@ const threadsCpuMs = (pid: number): number => {
   return ns / 1e6
 }
 
+/** CPU time in ms of a process's main thread alone (its task id is its pid). */
+const mainThreadCpuMs = (pid: number): number => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6
+  } catch {
+    return 0
+  }
+}
+
 const main = async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "cvg-isolation-bench-"))
   const host = await startHost({
@@ -57,15 +69,30 @@ const main = async () => {
   })
   const plugin = host.pluginProcess()
   const idle = plugin ? memoryOf(plugin.pid) : { rss: 0, peak: 0 }
+  /** Each process's CPU so far: main thread and all threads (in-process, the plugin's is 0). */
+  const cpuNow = () => ({
+    hostMain: mainThreadCpuMs(process.pid),
+    host: threadsCpuMs(process.pid),
+    pluginMain: plugin ? mainThreadCpuMs(plugin.pid) : 0,
+    plugin: plugin ? threadsCpuMs(plugin.pid) : 0,
+  })
   /** The call's CPU: the host's and the plugin process's together (in-process, the host's alone). */
-  const cpuNow = () => threadsCpuMs(process.pid) + (plugin ? threadsCpuMs(plugin.pid) : 0)
   const cpu: number[] = []
+  const splits: CpuSplit[] = []
   const timed = async <A>(f: () => Promise<A>): Promise<[number, A]> => {
     const started = performance.now()
-    const cpuBefore = cpuNow()
+    const before = cpuNow()
     const value = await f()
     const ms = performance.now() - started
-    cpu.push(cpuNow() - cpuBefore)
+    const after = cpuNow()
+    const split: CpuSplit = {
+      hostMain: after.hostMain - before.hostMain,
+      hostThreads: after.host - after.hostMain - (before.host - before.hostMain),
+      pluginMain: after.pluginMain - before.pluginMain,
+      pluginThreads: after.plugin - after.pluginMain - (before.plugin - before.pluginMain),
+    }
+    cpu.push(split.hostMain + split.hostThreads + split.pluginMain + split.pluginThreads)
+    splits.push(split)
     return [ms, value]
   }
   const out: Record<string, unknown> = { mode, task }
@@ -79,6 +106,8 @@ const main = async () => {
       warmMs,
       coldCpuMs: cpu[0],
       warmCpuMs: cpu[1],
+      coldCpuSplit: splits[0],
+      warmCpuSplit: splits[1],
       count: cold.sessions.length,
       warmCount: warm.sessions.length,
     })

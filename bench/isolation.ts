@@ -65,11 +65,22 @@ export const homeOver = (name: string, configDir: string): string => {
   return home
 }
 
+/** A call's CPU in ms by where it ran: each process's main thread and its other threads. */
+export interface CpuSplit {
+  readonly hostMain: number
+  readonly hostThreads: number
+  readonly pluginMain: number
+  readonly pluginThreads: number
+}
+
 export interface Round {
   readonly coldMs?: number
   /** The list's CPU, host and plugin process together (bench/isolation-worker.ts). */
   readonly coldCpuMs?: number
   readonly warmCpuMs?: number
+  /** The same, by thread (bench/isolation-worker.ts). */
+  readonly coldCpuSplit?: CpuSplit
+  readonly warmCpuSplit?: CpuSplit
   readonly warmMs?: number
   readonly readMs?: number
   readonly count: number
