@@ -27,13 +27,14 @@
  * frames at most 1.2x).
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Host, startHost } from "../host/host.ts"
 import { makeTempWorld } from "../host/testing.ts"
 import { ensureCorpus } from "./corpus.ts"
+import { repeatedLines } from "./recordings.ts"
 
 const RUNS = Number(process.env.ISOLATION_RUNS ?? 7)
 const LIST_RUNS = 2 * RUNS
@@ -115,18 +116,7 @@ const pairedRatio = (rounds: ReadonlyArray<Record<Mode, Round>>, f: (r: Round) =
 
 /** The recorded frames, repeated with fresh ids to at least MIN_FRAMES (as bench/mapper.ts). */
 const framesFile = (): { path: string; frames: number } => {
-  const recordings = readdirSync(join(repoRoot, "testdata")).filter((d) =>
-    existsSync(join(repoRoot, "testdata", d, "stdout.jsonl")),
-  )
-  const base = recordings.flatMap((d) =>
-    readFileSync(join(repoRoot, "testdata", d, "stdout.jsonl"), "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== ""),
-  )
-  const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16})\b/g
-  const lines: string[] = []
-  for (let rep = 0; lines.length < MIN_FRAMES; rep++)
-    for (const line of base) lines.push(line.replace(ids, `$1_${rep}`))
+  const lines = repeatedLines(MIN_FRAMES, repoRoot)
   const path = join(workDir, "frames.jsonl")
   writeFileSync(path, `${lines.join("\n")}\n`)
   return { path, frames: lines.length }

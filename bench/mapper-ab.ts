@@ -13,12 +13,13 @@
  * for every side alike), their quartiles, and the load average.
  * Last line: `mapper-ab: <tree> <x>x JSON.parse (<r> of <first>) …`.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { build } from "esbuild"
 import { permutations } from "./orders.ts"
+import { repeatedLines } from "./recordings.ts"
 
 interface Tree {
   readonly name: string
@@ -50,21 +51,7 @@ const bundleTree = async (name: string, dir: string): Promise<Tree> => {
   return { name, makeMapper: module.makeMapper, decodeLine: module.decodeLine }
 }
 
-const streamLines = (): string[] => {
-  const recordings = readdirSync("testdata")
-    .filter((d) => existsSync(`testdata/${d}/stdout.jsonl`))
-    .sort()
-  const base = recordings.flatMap((d) =>
-    readFileSync(`testdata/${d}/stdout.jsonl`, "utf8")
-      .split("\n")
-      .filter((l) => l.trim() !== ""),
-  )
-  const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16})\b/g
-  const lines: string[] = []
-  for (let rep = 0; lines.length < 50_000; rep++)
-    for (const line of base) lines.push(line.replace(ids, `$1_${rep}`))
-  return lines
-}
+const streamLines = (): string[] => repeatedLines(50_000)
 
 const cpuNow = (): number => {
   const u = process.cpuUsage()

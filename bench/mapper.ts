@@ -20,31 +20,20 @@
  * Last line: `mapper: <ratio>x JSON.parse` (target: at most 1.5x, issue 20; NOTES.md
  * "Performance" says where it stands and why).
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { makeMapper } from "../map.ts"
 import { decodeLine } from "../wire.ts"
 import { permutations } from "./orders.ts"
+import { recordedLines, recordingNames, repeatedLines } from "./recordings.ts"
 
 const MIN_FRAMES = 50_000
 const WARMUP = 2
 const ROUNDS = 15
 const CHUNK = 250
 const ORDERS = permutations(3)
-const recordings = readdirSync("testdata")
-  .filter((d) => existsSync(`testdata/${d}/stdout.jsonl`))
-  .sort()
-const base = recordings.flatMap((d) =>
-  readFileSync(`testdata/${d}/stdout.jsonl`, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== ""),
-)
-if (base.length === 0) throw new Error("no recordings under testdata/*/stdout.jsonl")
-
-const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16})\b/g
-const lines: string[] = []
-for (let rep = 0; lines.length < MIN_FRAMES; rep++)
-  for (const line of base) lines.push(line.replace(ids, `$1_${rep}`))
+const recordings = recordingNames()
+const base = recordedLines()
+const lines = repeatedLines(MIN_FRAMES)
 const bytes = lines.reduce((n, l) => n + l.length, 0)
 
 /** CPU time of this process in ms: steadier than wall time on a shared machine. */

@@ -166,6 +166,22 @@ describe("the ACP agent over a scripted host", () => {
       (options ?? [])
         .filter((o) => o.id === "model")
         .flatMap((o) => (o.options as Array<{ value: string }>).map((c) => c.value))
+    /** The probe answers with these models; the models of the `config_option_update` that follows. */
+    const modelsOnceProbed = async (
+      client: ReturnType<typeof makeTestClient>,
+      probe: ReturnType<typeof slowProbe>,
+      models: string[],
+    ) => {
+      const seen = client.updates.length
+      probe.answer(catalog(models))
+      const update = await client.waitFor(
+        (r) => r.update.sessionUpdate === "config_option_update" && client.updates.indexOf(r) >= seen,
+        5_000,
+      )
+      return modelOf(
+        (update.update as { configOptions: Array<{ id: string; options?: unknown }> }).configOptions,
+      )
+    }
 
     it("answers initialize before the host has started, and calls it once it has", async () => {
       const h = scripted(base)
@@ -197,15 +213,7 @@ describe("the ACP agent over a scripted host", () => {
       await initialize(client)
       const answer = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
       expect(modelOf(answer.configOptions)).toEqual(["opus"])
-      const seen = client.updates.length
-      probe.answer(catalog(["opus", "sonnet"]))
-      const update = await client.waitFor(
-        (r) => r.update.sessionUpdate === "config_option_update" && client.updates.indexOf(r) >= seen,
-        5_000,
-      )
-      const options = (update.update as { configOptions: Array<{ id: string; options?: unknown }> })
-        .configOptions
-      expect(modelOf(options)).toEqual(["opus", "sonnet"])
+      expect(await modelsOnceProbed(client, probe, ["opus", "sonnet"])).toEqual(["opus", "sonnet"])
       expect(remembered.map((i) => i.options.find((o) => o.id === "model")?.choices?.length)).toEqual([2])
       client.close()
     })
@@ -377,15 +385,7 @@ describe("the ACP agent over a scripted host", () => {
       })
       await new Promise((r) => setTimeout(r, 30))
       expect(h.calls.map((c) => c.method)).not.toContain("prompt")
-      const seen = client.updates.length
-      probe.answer(catalog(["opus", "sonnet"]))
-      const update = await client.waitFor(
-        (r) => r.update.sessionUpdate === "config_option_update" && client.updates.indexOf(r) >= seen,
-        5_000,
-      )
-      const options = (update.update as { configOptions: Array<{ id: string; options?: unknown }> })
-        .configOptions
-      expect(modelOf(options)).toEqual(["opus", "sonnet"])
+      expect(await modelsOnceProbed(client, probe, ["opus", "sonnet"])).toEqual(["opus", "sonnet"])
       for (let i = 0; i < 100 && !h.calls.some((c) => c.method === "prompt"); i++)
         await new Promise((r) => setTimeout(r, 10))
       expect(h.calls.map((c) => c.method)).toContain("prompt")
