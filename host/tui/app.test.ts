@@ -273,6 +273,31 @@ describe("the interactive chat", () => {
     await done
   })
 
+  it("says where a slash line goes before the run's lines, even when the prompt's answer comes after them", async () => {
+    const { host } = fakeHost({
+      prompt: async (_p, emit) => {
+        emit(ev({ type: "RunStarted" }))
+        emit(ev({ type: "RunEnded", outcome: "Completed" }))
+        // The run's events are heard before the call answers (a fast turn on a loaded machine).
+        await new Promise((r) => setTimeout(r, 50))
+        return { run_id: RUN, steered: false }
+      },
+    })
+    const w = world(host)
+    open.push(w)
+    await w.chat.start()
+    const done = w.chat.interactive()
+    w.input.write("/frobnicate\n")
+    await until(() => w.screen().includes("── Completed"), "the run's end")
+    await new Promise((r) => setTimeout(r, 80))
+    const screen = w.screen()
+    const note = screen.indexOf("↳ /frobnicate is not a front-end command")
+    expect(note).toBeGreaterThanOrEqual(0)
+    expect(note).toBeLessThan(screen.indexOf("── Completed"))
+    w.input.end()
+    await done
+  })
+
   it("shows a failed call as one line with what to do", async () => {
     const { host } = fakeHost({
       createSession: () => {

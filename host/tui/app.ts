@@ -697,6 +697,8 @@ export class Chat {
       this.say(this.paint("yellow", "this agent takes no images; the attachments stay for another account"))
       return
     }
+    // Said before the call: the run's own lines may arrive before the call's answer does.
+    if (note) this.say(this.paint("dim", `  ↳ ${note}`))
     if (!this.running) this.screen.spin("Waiting for the model…")
     this.sending++
     const accepted = await this.attempt(undefined, "try again, or /new for a fresh session", () =>
@@ -712,7 +714,6 @@ export class Chat {
     if (!accepted) return
     this.attachments = []
     this.userItems.push({ id: itemId, text })
-    if (note) this.say(this.paint("dim", `  ↳ ${note}`))
     if (accepted.steered) this.say(this.paint("dim", "  ↳ sent to the running turn (steering)"))
     if (!this.runEnds.has(accepted.run_id)) this.openRuns.add(accepted.run_id)
     this.updateStatus()
