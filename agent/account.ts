@@ -7,6 +7,7 @@
  */
 import { Effect, Option, Scope } from "effect"
 import * as account from "../account.ts"
+import { CAPABILITIES } from "../capabilities.ts"
 import { configDirFor, continuationKey, readMergedSettings } from "../config.ts"
 import { agentOptions, MAINTENANCE_KNOB, maintenanceCheckOn, promptKeywords } from "../options.ts"
 import { Env } from "../sdk/plugin-api.ts"
@@ -54,7 +55,7 @@ export const accountMethods = (ctx: AgentContext): AccountMethods => {
             options: agentOptions(list, settings, support),
             skills,
             ...(maintenance._tag === "Some" ? { maintenance: maintenance.value } : {}),
-            capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
+            capabilities: CAPABILITIES,
           } satisfies AgentInfo
         }),
       ),

@@ -1,7 +1,7 @@
 /**
  * The agent's info as the plugin would declare it with nothing probed yet:
  * models.json's models and the options the plugin builds from them (the
- * plugin's own functions, so the two cannot drift). A first start in a
+ * plugin's own functions and capabilities, so the two cannot drift). A first start in a
  * fresh data folder answers `session/new` and `session/load` from it while
  * the catalog probe runs (agent.ts's `knownInfo`); the probe's answer then
  * follows as a `config_option_update` where it differs.
@@ -14,6 +14,7 @@
  * - The approval mode's choices are the plugin's own, so the modes a
  *   session is answered with are the ones the live catalog has.
  */
+import { CAPABILITIES } from "../../capabilities.ts"
 import { agentOptions } from "../../options.ts"
 import { modelCatalog } from "../../models.ts"
 import type { AgentInfo } from "../../sdk/protocol.ts"
@@ -26,6 +27,6 @@ export const builtInInfo = (agentId: string): AgentInfo => {
     status: "Ready",
     models,
     options: agentOptions(models),
-    capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
+    capabilities: CAPABILITIES,
   }
 }

@@ -3,7 +3,7 @@
  * commands are plain maps, so a test sets up exactly the world it needs and
  * reads back what the plugin stored and emitted.
  */
-import { Cause, Effect, type Scope, Stream } from "effect"
+import { Effect, type Scope, Stream } from "effect"
 import {
   BrokerFailure,
   type DirEntry,
@@ -20,48 +20,25 @@ import { dirname, isWithin, normalize } from "../paths.ts"
 const STREAM_CHUNK = 64 * 1024
 
 /**
- * Chunks lent as a lending host lends them (`StreamOptions.lend`): each one
- * in the same buffer, overwritten by the next pull, so a reader that keeps a
- * view of a chunk past its pull reads the wrong bytes in every test.
+ * A stream lent as a lending host lends it (`StreamOptions.lend`, a spawn's
+ * `stdout.lend`): one chunk a pull, each in the same buffer, overwritten by
+ * the next pull and cleared at the end, so a reader that keeps a view of a
+ * chunk past its pull reads the wrong bytes in every test.
  */
-const lentChunks = (chunks: ReadonlyArray<Uint8Array>): Stream.Stream<Uint8Array> =>
-  Stream.fromPull(
-    Effect.sync(() => {
-      const buffer = new Uint8Array(STREAM_CHUNK)
-      let next = 0
-      return Effect.suspend(() => {
-        const chunk = chunks[next++]
-        if (chunk === undefined) {
-          buffer.fill(0)
-          return Cause.done()
-        }
+const lent = (source: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> =>
+  Stream.suspend(() => {
+    let buffer = new Uint8Array(STREAM_CHUNK)
+    return source.pipe(
+      Stream.rechunk(1),
+      Stream.mapArray(([chunk]) => {
+        if (chunk.length > buffer.length) buffer = new Uint8Array(chunk.length)
+        buffer.fill(0)
         buffer.set(chunk)
-        return Effect.succeed([buffer.subarray(0, chunk.length)] as const)
-      })
-    }),
-  )
-
-/**
- * A process's stdout lent as the plugin process's lane lends it
- * (`SpawnStreamOptions.stdout.lend`): each pull's bytes in one reused
- * buffer, cleared and overwritten at the next pull, so a reader that keeps
- * a view of a chunk past its pull reads the wrong bytes in every test.
- */
-const lentStdout = (stdout: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> => {
-  let buffer = new Uint8Array(STREAM_CHUNK)
-  return Stream.mapArray(stdout, (chunks) => {
-    let size = 0
-    for (const chunk of chunks) size += chunk.length
-    if (size > buffer.length) buffer = new Uint8Array(size)
-    buffer.fill(0)
-    let at = 0
-    for (const chunk of chunks) {
-      buffer.set(chunk, at)
-      at += chunk.length
-    }
-    return [buffer.subarray(0, size)] as const
+        return [buffer.subarray(0, chunk.length)] as const
+      }),
+      Stream.onEnd(Effect.sync(() => buffer.fill(0))),
+    )
   })
-}
 
 export type FakeSpawn = (
   args: ReadonlyArray<string>,
@@ -158,7 +135,7 @@ export const makeMemoryBroker = (options: MemoryBrokerOptions = {}): MemoryBroke
         spawned.push({ command, args, options: opts })
         const handle = make(args, opts)
         return opts.stdout?.lend === true
-          ? Effect.map(handle, (h) => ({ ...h, stdout: lentStdout(h.stdout) }))
+          ? Effect.map(handle, (h) => ({ ...h, stdout: lent(h.stdout) }))
           : handle
       },
       run: (command, args, opts = {}) => {
@@ -185,7 +162,9 @@ export const makeMemoryBroker = (options: MemoryBrokerOptions = {}): MemoryBroke
           const chunks: Uint8Array[] = []
           for (let at = 0; at < bytes.length; at += STREAM_CHUNK)
             chunks.push(bytes.slice(at, at + STREAM_CHUNK))
-          return streamOptions?.lend === true ? lentChunks(chunks) : Stream.fromIterable(chunks)
+          return streamOptions?.lend === true
+            ? lent(Stream.fromIterable(chunks))
+            : Stream.fromIterable(chunks)
         }),
       stat: (path) =>
         Effect.sync(() => {
