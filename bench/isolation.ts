@@ -17,7 +17,10 @@
  *   ≥ 50,000) piped through a real child process into the replay fixture
  *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
  *   wall time per frame and CPU per frame (host plus plugin process), each
- *   host warmed up by one replay first, the modes interleaved.
+ *   host warmed up by one replay first, the modes interleaved; beside each
+ *   replay the cores the rest of the machine kept busy (/proc/stat), since
+ *   on a shared machine that, not the history part before, is what moves
+ *   the isolated host's CPU a frame (NOTES.md `isolation`, fifth pass).
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
@@ -131,6 +134,19 @@ const cpuOfPid = (pid: number): number => {
 }
 
 /**
+ * CPU time (ms) the whole machine was busy so far, every core (user, nice,
+ * system, irq, softirq from /proc/stat): beside a replay's own processes it
+ * gives the other work that shared the cores with it, the view a run's
+ * figures need on a shared machine (the isolated host's CPU a frame rose
+ * 2.3 → 5.2 µs with it, NOTES.md `isolation`, fifth pass).
+ */
+const machineBusyMs = (): number => {
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1)
+  const ticks = [0, 1, 2, 5, 6].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0)
+  return (ticks * 1000) / 100 // USER_HZ is 100 on Linux
+}
+
+/**
  * The pause before each replay: the host's process broker looks for what the
  * last replay's `cat` left behind again 100, 400 and 1,500 ms after it ended
  * (a scan of /proc each, host/process-broker.ts), and without the pause
@@ -146,6 +162,7 @@ const replayOnce = async (host: Host, path: string) => {
     if (e.kind === "agent_event") events++
   })
   const pid = host.pluginProcess()?.pid
+  const busy0 = machineBusyMs()
   const cpu0 = process.cpuUsage()
   const child0 = pid ? cpuOfPid(pid) : 0
   const started = performance.now()
@@ -154,10 +171,12 @@ const replayOnce = async (host: Host, path: string) => {
   const used = process.cpuUsage(cpu0)
   const hostCpuMs = (used.user + used.system) / 1000
   const pluginCpuMs = pid ? cpuOfPid(pid) - child0 : 0
+  // The replay's `cat` counts here too (~0.02 cores).
+  const otherCores = Math.max(0, machineBusyMs() - busy0 - hostCpuMs - pluginCpuMs) / ms
   unsubscribe()
   if (Number(answer.run_id) !== events)
     throw new Error(`emitted ${answer.run_id} events, the host heard ${events}`)
-  return { ms, cpuMs: hostCpuMs + pluginCpuMs, hostCpuMs, pluginCpuMs, events }
+  return { ms, cpuMs: hostCpuMs + pluginCpuMs, hostCpuMs, pluginCpuMs, events, otherCores }
 }
 
 interface LiveRound {
@@ -166,6 +185,8 @@ interface LiveRound {
   readonly hostCpuMs: number
   readonly pluginCpuMs: number
   readonly events: number
+  /** Cores the rest of the machine kept busy during the replay, on average. */
+  readonly otherCores: number
 }
 
 const live = async (path: string) => {
@@ -306,6 +327,13 @@ const livePart = async (): Promise<string> => {
   console.log(
     `live ratios per round (CPU):  ${liveRun.rounds.map((r) => (r.process.cpuMs / r["in-process"].cpuMs).toFixed(2)).join(" ")}`,
   )
+  console.log(
+    `live isolated host CPU per round (ns/frame): ${liveRun.rounds.map((r) => ((r.process.hostCpuMs * 1e6) / frames.frames).toFixed(0)).join(" ")}`,
+  )
+  for (const mode of MODES)
+    console.log(
+      `live other work beside the ${mode} replays (cores busy, per round): ${liveRun.rounds.map((r) => r[mode].otherCores.toFixed(2)).join(" ")}`,
+    )
   const fastest = (mode: Mode, f: (x: LiveRound) => number) =>
     Math.min(...liveRun.rounds.map((r) => f(r[mode])))
   console.log(
