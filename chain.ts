@@ -103,9 +103,9 @@ interface ChainNode {
   readonly order: number
   readonly parent: string | null
   /** A compaction boundary points back to the conversation it summarised. */
-  readonly logicalParent?: string
+  readonly logicalParent: string | undefined
   /** The record itself, kept for user, assistant and system records only. */
-  readonly record?: StoredRecord
+  readonly record: StoredRecord | undefined
 }
 
 export interface Chain {
@@ -149,11 +149,12 @@ export class ChainBuilder {
     if (message && (record.isSidechain === true) !== this.sidechain) return
     if (type === "user") shareRecordOutput(record)
     const order = this.order++
+    // Every node has one shape (no optional spreads): a read makes one per record.
     this.nodes.set(uuid, {
       order,
       parent: typeof record.parentUuid === "string" ? record.parentUuid : null,
-      ...(typeof record.logicalParentUuid === "string" ? { logicalParent: record.logicalParentUuid } : {}),
-      ...(message || type === "system" ? { record: keptRecord(record) } : {}),
+      logicalParent: typeof record.logicalParentUuid === "string" ? record.logicalParentUuid : undefined,
+      record: message || type === "system" ? keptRecord(record) : undefined,
     })
     if (message) {
       this.leaf = uuid
@@ -163,7 +164,7 @@ export class ChainBuilder {
 
   /** A record known only by its links (an attachment). */
   link(uuid: string, parent: string | null): void {
-    this.nodes.set(uuid, { order: this.order++, parent })
+    this.nodes.set(uuid, { order: this.order++, parent, logicalParent: undefined, record: undefined })
   }
 
   /** The conversation, root first. */

@@ -25,21 +25,39 @@ export interface RecordOptions {
   readonly taskId?: string
 }
 
-/** The record's `message.content` as a block list (a plain string becomes one text block). */
+/**
+ * The record's `message.content` as a block list (a plain string becomes one
+ * text block). Read-only: when every block is an object this is the record's
+ * own array, not a copy (a transcript read asks this of every record).
+ */
 export const contentBlocks = (record: StoredRecord): ReadonlyArray<Record<string, unknown>> => {
   const message = record.message
   if (!isObject(message)) return []
   const content = message.content
   if (typeof content === "string") return [{ type: "text", text: content }]
-  return Array.isArray(content) ? content.filter(isObject) : []
+  if (!Array.isArray(content)) return []
+  for (const block of content) if (!isObject(block)) return content.filter(isObject)
+  return content as ReadonlyArray<Record<string, unknown>>
 }
 
-/** The text blocks of a record joined (tool results and images left out). */
-export const recordText = (record: StoredRecord): string =>
-  contentBlocks(record)
-    .filter((b) => b.type === "text" && typeof b.text === "string")
-    .map((b) => b.text as string)
-    .join("\n")
+/**
+ * The text blocks of a record joined by line breaks (tool results and images
+ * left out). One loop, no arrays: a record's only text comes back as that
+ * very string, since a read asks this of a record several times.
+ */
+export const recordText = (record: StoredRecord): string => {
+  const message = record.message
+  if (!isObject(message)) return ""
+  const content = message.content
+  if (typeof content === "string") return content
+  if (!Array.isArray(content)) return ""
+  let text: string | undefined
+  for (const block of content) {
+    if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") continue
+    text = text === undefined ? block.text : `${text}\n${block.text}`
+  }
+  return text ?? ""
+}
 
 /** `[Request interrupted by user]`, `[Request interrupted by user for tool use]`: a stop. */
 export const isInterruptText = (text: string): boolean =>
@@ -94,6 +112,8 @@ export const localCommandUuids = (records: ReadonlyArray<unknown>): ReadonlySet<
   for (const raw of records) {
     if (!isObject(raw) || raw.type !== "user") continue
     const record = raw as StoredRecord
+    // Only a meta record or the one after a caveat is looked at: the text of the others is never needed.
+    if (record.isMeta !== true && caveat === undefined) continue
     const text = recordText(record).trimStart()
     const uuid = asString(record.uuid)
     if (record.isMeta === true && text.startsWith("<local-command-caveat>")) caveat = uuid

@@ -8,7 +8,9 @@
  *
  * Rules it keeps:
  * - Replacements are non-writable and non-configurable: plugin code cannot
- *   put the originals back (it never saw them).
+ *   put the originals back (it never saw them). An original is deleted
+ *   before its replacement is defined, never read: reading one of Node's
+ *   lazy globals builds it (Node 24's `WebSocket` loads undici).
  * - `getBuiltinModule` answers undefined (its answer for an unknown id), so
  *   libraries that probe for a module (Effect asks for async_hooks) go on.
  * - The permission model stays the second wall: what this file misses, the
@@ -25,6 +27,9 @@ export class SandboxRefusal extends Error {
 
 const lock = (target: object, key: string, value: unknown) => {
   try {
+    // Deleted first: on Node 24 defining over a lazy global (`WebSocket`) first builds the original,
+    // loading undici (31–104 ms of the plugin process's start); a deleted one never is. Same end state.
+    Reflect.deleteProperty(target, key)
     Object.defineProperty(target, key, { value, writable: false, configurable: false, enumerable: false })
   } catch {
     // A non-configurable original (none on Node 20 and 24) stays as it is; the permission model holds it.

@@ -1,0 +1,130 @@
+/**
+ * The record helpers every read asks of every record (records.ts
+ * `contentBlocks`, `recordText`, `localCommandUuids`): the same answers as
+ * their plain definitions, over every recorded transcript and hand-made
+ * edge cases, with no copy of a block list that is already clean.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { describe, expect, it } from "vitest"
+import { contentBlocks, localCommandUuids, recordText, type StoredRecord } from "./records.ts"
+import { isObject } from "./values.ts"
+
+/** The definitions before 2026-12-01 22:40: arrays filtered, mapped and joined. */
+const plainBlocks = (record: StoredRecord): ReadonlyArray<Record<string, unknown>> => {
+  const message = record.message
+  if (!isObject(message)) return []
+  const content = message.content
+  if (typeof content === "string") return [{ type: "text", text: content }]
+  return Array.isArray(content) ? content.filter(isObject) : []
+}
+const plainText = (record: StoredRecord): string =>
+  plainBlocks(record)
+    .filter((b) => b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text as string)
+    .join("\n")
+const plainLocalCommands = (records: ReadonlyArray<StoredRecord>): Set<string> => {
+  const found = new Set<string>()
+  let caveat: string | undefined
+  for (const record of records) {
+    if (record.type !== "user") continue
+    const text = plainText(record).trimStart()
+    const uuid = typeof record.uuid === "string" ? record.uuid : undefined
+    if (record.isMeta === true && text.startsWith("<local-command-caveat>")) caveat = uuid
+    else if (caveat !== undefined && record.parentUuid === caveat && text.startsWith("<command-name>")) {
+      if (uuid !== undefined && record.turnAttributionKey === undefined) found.add(uuid)
+      caveat = undefined
+    } else caveat = undefined
+  }
+  return found
+}
+
+/** Every record of every recorded transcript (main chats and subagents). */
+const recordedRecords = (): StoredRecord[] => {
+  const records: StoredRecord[] = []
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`
+      if (entry.isDirectory()) walk(path)
+      else if (entry.name.endsWith(".jsonl") && dir.includes("/projects"))
+        for (const line of readFileSync(path, "utf8").split("\n"))
+          if (line.trim() !== "") records.push(JSON.parse(line) as StoredRecord)
+    }
+  }
+  walk("testdata")
+  return records
+}
+
+const user = (content: unknown, extra: Record<string, unknown> = {}): StoredRecord => ({
+  type: "user",
+  message: { role: "user", content },
+  ...extra,
+})
+
+const edgeCases: StoredRecord[] = [
+  user("plain string"),
+  user([]),
+  user([{ type: "text", text: "one" }]),
+  user([
+    { type: "text", text: "one" },
+    { type: "image", source: {} },
+    { type: "text", text: "two" },
+  ]),
+  user([
+    { type: "text", text: "  " },
+    { type: "text", text: "<task-notification>x" },
+  ]),
+  user([null, "stray", { type: "text", text: "after strays" }, 3]),
+  user([
+    { type: "text", text: 7 },
+    { type: "tool_result", content: "r" },
+  ]),
+  user(undefined),
+  { type: "user", message: "not an object" },
+  { type: "assistant" },
+]
+
+describe("record text and blocks", () => {
+  const records = [...recordedRecords(), ...edgeCases]
+
+  it("reads recorded transcripts (the comparison below is over real records)", () => {
+    expect(records.length).toBeGreaterThan(100)
+  })
+
+  it("recordText and contentBlocks answer as their plain definitions", () => {
+    for (const record of records) {
+      expect(recordText(record)).toBe(plainText(record))
+      expect(contentBlocks(record)).toEqual(plainBlocks(record))
+    }
+  })
+
+  it("a clean block list is the record's own array, not a copy", () => {
+    const record = edgeCases[3] as StoredRecord
+    expect(contentBlocks(record)).toBe((record.message as { content: unknown }).content)
+  })
+
+  it("localCommandUuids finds the same commands as its plain definition", () => {
+    const caveat = user([{ type: "text", text: "<local-command-caveat>Caveat</local-command-caveat>" }], {
+      uuid: "c1",
+      isMeta: true,
+    })
+    const command = user("<command-name>/model</command-name><command-args>opus</command-args>", {
+      uuid: "m1",
+      parentUuid: "c1",
+    })
+    const typed = user("<command-name>/compact</command-name>", {
+      uuid: "m2",
+      parentUuid: "c2",
+      turnAttributionKey: "k",
+    })
+    const caveat2 = { ...caveat, uuid: "c2" }
+    const sequences = [
+      records,
+      [caveat, command],
+      [caveat2, typed],
+      [caveat, user("x", { uuid: "u" }), command],
+    ]
+    for (const sequence of sequences)
+      expect([...localCommandUuids(sequence)].sort()).toEqual([...plainLocalCommands(sequence)].sort())
+    expect([...localCommandUuids([caveat, command])]).toEqual(["m1"])
+  })
+})
