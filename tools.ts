@@ -216,13 +216,15 @@ export const toolResultOf = (
     name !== undefined && PATCHED.has(name) && path !== undefined && !isError
       ? diffOfHunks(path, record.structuredPatch)
       : undefined
-  return {
+  // Assigned, not spread: this runs for every tool result, and a conditional spread is an object more.
+  const info: { -readonly [K in keyof ToolResultInfo]: ToolResultInfo[K] } = {
     status,
     output,
     output_text: text,
-    ...(exit_code === undefined ? {} : { exit_code }),
-    ...(diff === undefined ? {} : { diff }),
   }
+  if (exit_code !== undefined) info.exit_code = exit_code
+  if (diff !== undefined) info.diff = diff
+  return info
 }
 
 // ---------------------------------------------------------------------------
