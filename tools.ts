@@ -1,9 +1,10 @@
 /**
  * Tool calls as the host shows them: kind and title from the tool's name and
- * input, unified diffs for edits (the SDK's `unifiedDiff`), the whole file for
+ * input, unified diffs for edits (edit-diff.ts: the SDK's `unifiedDiff`), the whole file for
  * Write, results with exit codes, and plans from the todo tools.
  */
-import { diffOfHunks, unifiedDiff } from "./sdk/diff.ts"
+import { editDiff } from "./edit-diff.ts"
+import { diffOfHunks } from "./sdk/diff.ts"
 import type { PlanEntry, ToolKind, ToolStatus } from "./sdk/protocol.ts"
 import { asRecord, asString } from "./values.ts"
 
@@ -28,7 +29,7 @@ const multiEditDiff = (path: string, edits: ReadonlyArray<unknown>): string | un
   const hunks: string[] = []
   for (const edit of edits) {
     const e = asRecord(edit)
-    const patch = unifiedDiff(path, asString(e.old_string) ?? "", asString(e.new_string) ?? "")
+    const patch = editDiff(path, asString(e.old_string) ?? "", asString(e.new_string) ?? "")
     const lines = patch.split("\n")
     const at = lines.findIndex((l) => l.startsWith("@@"))
     if (at < 0) continue
@@ -67,7 +68,7 @@ export const describeToolCall = (name: string, input: unknown): ToolDescription 
         kind: "edit",
         title: `Edit ${path}`,
         path,
-        diff: unifiedDiff(path, asString(i.old_string) ?? "", asString(i.new_string) ?? ""),
+        diff: editDiff(path, asString(i.old_string) ?? "", asString(i.new_string) ?? ""),
       }
     }
     case "MultiEdit": {
@@ -82,7 +83,7 @@ export const describeToolCall = (name: string, input: unknown): ToolDescription 
       const title = `Edit ${path}${cell ? ` (cell ${cell})` : ""}`
       // The input holds only the new cell source: a delete has nothing to show.
       if (mode === "delete") return { kind: "edit", title, path }
-      return { kind: "edit", title, path, diff: unifiedDiff(path, "", asString(i.new_source) ?? "") }
+      return { kind: "edit", title, path, diff: editDiff(path, "", asString(i.new_source) ?? "") }
     }
     case "Write": {
       const path = filePath ?? ""
@@ -215,13 +216,15 @@ export const toolResultOf = (
     name !== undefined && PATCHED.has(name) && path !== undefined && !isError
       ? diffOfHunks(path, record.structuredPatch)
       : undefined
-  return {
+  // Assigned, not spread: this runs for every tool result, and a conditional spread is an object more.
+  const info: { -readonly [K in keyof ToolResultInfo]: ToolResultInfo[K] } = {
     status,
     output,
     output_text: text,
-    ...(exit_code === undefined ? {} : { exit_code }),
-    ...(diff === undefined ? {} : { diff }),
   }
+  if (exit_code !== undefined) info.exit_code = exit_code
+  if (diff !== undefined) info.diff = diff
+  return info
 }
 
 // ---------------------------------------------------------------------------

@@ -15,7 +15,15 @@
  */
 import { excerpt } from "../bounds.ts"
 import type { NoticeLevel, ToolCall } from "../sdk/protocol.ts"
-import { applyTaskTool, describeToolCall, planFromTodoWrite, TaskList, toolResultOf } from "../tools.ts"
+import {
+  applyTaskTool,
+  describeToolCall,
+  planFromTodoWrite,
+  TaskList,
+  type ToolDescription,
+  type ToolResultInfo,
+  toolResultOf,
+} from "../tools.ts"
 import { asString } from "../values.ts"
 import type { ContentBlock, Informational } from "../wire.ts"
 import { finishAgentCall, routeMessage } from "./agents.ts"
@@ -33,6 +41,53 @@ const taskListOf = (s: MapState, taskId: string | undefined): TaskList => {
   return list
 }
 
+type Building = { -readonly [K in keyof ToolCall]: ToolCall[K] }
+
+// Both calls are built by assignment in one fixed key order, not as literals of spreads: a spread of
+// the many shapes a started call takes is a megamorphic copy, and each conditional spread a small object.
+
+/** The started call: id, name, kind, title, input, then diff, new_text, path when present, status, task_id. */
+export const startedCall = (
+  id: string,
+  name: string,
+  input: unknown,
+  d: ToolDescription,
+  taskId: string | undefined,
+): ToolCall => {
+  const call = { id, name, kind: d.kind, title: d.title, input } as Building
+  if (d.diff !== undefined) call.diff = d.diff
+  if (d.new_text !== undefined) call.new_text = d.new_text
+  if (d.path !== undefined) call.path = d.path
+  call.status = "Running"
+  if (taskId !== undefined) call.task_id = taskId
+  return call
+}
+
+/**
+ * The finished call: the started one's keys in their order (its diff replaced
+ * by the result's), then output, output_text, exit_code, and the result's diff
+ * when the start had none. The same object `{ ...started, status, output, … }` made.
+ */
+export const finishedCall = (started: ToolCall, result: ToolResultInfo): ToolCall => {
+  const call = {
+    id: started.id,
+    name: started.name,
+    kind: started.kind,
+    title: started.title,
+    input: started.input,
+  } as Building
+  if (started.diff !== undefined) call.diff = result.diff ?? started.diff
+  if (started.new_text !== undefined) call.new_text = started.new_text
+  if (started.path !== undefined) call.path = started.path
+  call.status = result.status
+  if (started.task_id !== undefined) call.task_id = started.task_id
+  call.output = result.output
+  call.output_text = result.output_text
+  if (result.exit_code !== undefined) call.exit_code = result.exit_code
+  if (started.diff === undefined && result.diff !== undefined) call.diff = result.diff
+  return call
+}
+
 /** A `tool_use` block: the call starts (and a TodoWrite plan, a SendMessage route). */
 export const startToolCall = (
   s: MapState,
@@ -45,18 +100,7 @@ export const startToolCall = (
   if (typeof id !== "string" || typeof name !== "string" || s.calls.open.has(id)) return
   const input = block.input ?? {}
   const d = describeToolCall(name, input)
-  const call: ToolCall = {
-    id,
-    name,
-    kind: d.kind,
-    title: d.title,
-    input,
-    ...(d.diff === undefined ? {} : { diff: d.diff }),
-    ...(d.new_text === undefined ? {} : { new_text: d.new_text }),
-    ...(d.path === undefined ? {} : { path: d.path }),
-    status: "Running",
-    ...(taskId === undefined ? {} : { task_id: taskId }),
-  }
+  const call = startedCall(id, name, input, d, taskId)
   s.calls.open.set(id, { call, taskId })
   emit(s, out, taskId, { type: "ToolCallStarted", call })
   if (name === "TodoWrite") {
@@ -87,14 +131,7 @@ const finishToolCall = (
   const callTask = known?.taskId ?? taskId
   const isError = block.is_error === true
   const result = toolResultOf(block.content, toolUseResult, isError, started.name)
-  const call: ToolCall = {
-    ...started,
-    status: result.status,
-    output: result.output,
-    output_text: result.output_text,
-    ...(result.exit_code === undefined ? {} : { exit_code: result.exit_code }),
-    ...(result.diff === undefined ? {} : { diff: result.diff }),
-  }
+  const call = finishedCall(started, result)
   const name = started.name
   if (!agentTools.has(name)) s.calls.open.delete(id)
   emit(s, out, callTask, { type: "ToolCallFinished", call })
