@@ -20,7 +20,8 @@
  *   host warmed up by one replay first, the modes interleaved; beside each
  *   replay the cores the rest of the machine kept busy (/proc/stat), since
  *   on a shared machine that, not the history part before, is what moves
- *   the isolated host's CPU a frame (NOTES.md `isolation`, fifth pass).
+ *   the isolated host's CPU a frame (NOTES.md `isolation`, fifth pass), and
+ *   the host process's mark-compacts in it (sixth pass).
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
@@ -34,6 +35,7 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "nod
 import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { constants, PerformanceObserver } from "node:perf_hooks"
 import { type Host, startHost } from "../host/host.ts"
 import { makeTempWorld } from "../host/testing.ts"
 import { ensureCorpus } from "./corpus.ts"
@@ -156,6 +158,19 @@ const machineBusyMs = (): number => {
 const SETTLE_MS = Number(process.env.ISOLATION_SETTLE_MS ?? 2_100)
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
 
+/**
+ * The host process's mark-compacts so far (both modes' hosts share this
+ * process's heap): an isolated host alone in a process fell into
+ * back-to-back ones, 3 to 5 a replay (NOTES.md `isolation`, sixth pass), so
+ * each replay says how many ran in it.
+ */
+const hostMajorGcs = { count: 0 }
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries())
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+      hostMajorGcs.count++
+}).observe({ entryTypes: ["gc"] })
+
 const replayOnce = async (host: Host, path: string) => {
   let events = 0
   const unsubscribe = host.events.subscribe((e) => {
@@ -163,6 +178,7 @@ const replayOnce = async (host: Host, path: string) => {
   })
   const pid = host.pluginProcess()?.pid
   const busy0 = machineBusyMs()
+  const gcs0 = hostMajorGcs.count
   const cpu0 = process.cpuUsage()
   const child0 = pid ? cpuOfPid(pid) : 0
   const started = performance.now()
@@ -176,7 +192,9 @@ const replayOnce = async (host: Host, path: string) => {
   unsubscribe()
   if (Number(answer.run_id) !== events)
     throw new Error(`emitted ${answer.run_id} events, the host heard ${events}`)
-  return { ms, cpuMs: hostCpuMs + pluginCpuMs, hostCpuMs, pluginCpuMs, events, otherCores }
+  // The observer hears a collection a turn later: one right at the end counts in no replay.
+  const majorGcs = hostMajorGcs.count - gcs0
+  return { ms, cpuMs: hostCpuMs + pluginCpuMs, hostCpuMs, pluginCpuMs, events, otherCores, majorGcs }
 }
 
 interface LiveRound {
@@ -187,6 +205,8 @@ interface LiveRound {
   readonly events: number
   /** Cores the rest of the machine kept busy during the replay, on average. */
   readonly otherCores: number
+  /** The host process's mark-compacts during the replay. */
+  readonly majorGcs: number
 }
 
 const live = async (path: string) => {
@@ -333,6 +353,10 @@ const livePart = async (): Promise<string> => {
   for (const mode of MODES)
     console.log(
       `live other work beside the ${mode} replays (cores busy, per round): ${liveRun.rounds.map((r) => r[mode].otherCores.toFixed(2)).join(" ")}`,
+    )
+  for (const mode of MODES)
+    console.log(
+      `live host mark-compacts in the ${mode} replays (per round): ${liveRun.rounds.map((r) => r[mode].majorGcs).join(" ")}`,
     )
   const fastest = (mode: Mode, f: (x: LiveRound) => number) =>
     Math.min(...liveRun.rounds.map((r) => f(r[mode])))
