@@ -4,8 +4,23 @@
  */
 import { Duration, Effect } from "effect"
 import { type AgentsShape, NotGranted } from "../sdk/plugin-api.ts"
-import type { AgentHost, AgentProvider } from "../sdk/protocol.ts"
+import type { AgentEvent, AgentHost, AgentProvider } from "../sdk/protocol.ts"
 import type { EventHub } from "./events.ts"
+
+/**
+ * The plain publish behind each AgentHost this registry made: the plugin
+ * process's relay (plugin-process/parent.ts) emits thousands of events a
+ * second, and `Effect.runSync(host.emit(event))` would start a fiber for
+ * each (in-process, the plugin's own fiber runs them).
+ */
+const publishers = new WeakMap<AgentHost, (event: AgentEvent) => void>()
+
+/** Emit `event` through `host` now: a host made here publishes directly, any other runs its `emit`. */
+export const emitNow = (host: AgentHost, event: AgentEvent): void => {
+  const publish = publishers.get(host)
+  if (publish) publish(event)
+  else Effect.runSync(host.emit(event))
+}
 
 export interface AgentRegistry {
   readonly agents: ReadonlyMap<string, AgentProvider>
@@ -53,10 +68,12 @@ export const makeAgentRegistry = (options: AgentRegistryOptions): AgentRegistry 
           options.refuse(id)
           return Effect.die(new NotGranted({ capability: "agents.provide", detail: id }))
         }
+        const publish = (event: AgentEvent) => events.publish({ kind: "agent_event", agentId: id, event })
         const host: AgentHost = {
-          emit: (event) => Effect.sync(() => events.publish({ kind: "agent_event", agentId: id, event })),
+          emit: (event) => Effect.sync(() => publish(event)),
           infoChanged: (agentId) => Effect.sync(() => events.publish({ kind: "info_changed", agentId })),
         }
+        publishers.set(host, publish)
         return remove(id).pipe(
           Effect.andThen(
             Effect.sync(() => {

@@ -22,6 +22,7 @@ import { z } from "zod"
 import { ChannelError, type Message, makePeer, type Peer, type Port } from "../../sdk/channel.ts"
 import type { ActivateParams } from "../../sdk/context.ts"
 import type { AgentEvent, AgentHost, AgentProvider } from "../../sdk/protocol.ts"
+import { emitNow } from "../agents.ts"
 import type { HostBroker } from "../broker.ts"
 import { REFUSED } from "../log.ts"
 import { pluginCode } from "./bundle.ts"
@@ -219,7 +220,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     if (!agentEmitFits(args)) return
     const { agent, event } = args as { agent: string; event: AgentEvent }
     const host = hosts.get(agent)
-    if (host) Effect.runSync(host.emit(event))
+    if (host) emitNow(host, event)
   })
   peer.onNote("agent.infoChanged", (args) => {
     const parsed = AgentInfoChanged.safeParse(args)
