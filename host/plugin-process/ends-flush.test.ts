@@ -43,7 +43,9 @@ const corkedPair = (log: string[]) => {
     }
   const host: Port = {
     post: post("plugin"),
-    listen: (receive) => void (listeners.host = receive),
+    listen: (receive) => {
+      listeners.host = receive
+    },
     later: (flush) => queueMicrotask(flush),
     sendBytes: (sid, chunk) => {
       held.push([sid, chunk.slice()])
@@ -59,7 +61,9 @@ const corkedPair = (log: string[]) => {
   }
   const plugin: Port = {
     post: post("host"),
-    listen: (receive) => void (listeners.plugin = receive),
+    listen: (receive) => {
+      listeners.plugin = receive
+    },
     later: (flush) => queueMicrotask(flush),
     listenBytes: (receive) => {
       laneReader = receive
