@@ -52,12 +52,6 @@ export interface Port {
   /** The producer's byte lane: write one chunk of stream `sid` (in order with the lane's other chunks). */
   readonly sendBytes?: (sid: number, chunk: Uint8Array) => void
   /**
-   * Send what the byte lane holds now, rather than at the end of the turn: a
-   * producer that has finished a slice of work (one `readEnds` slice) lets
-   * its reader start on it while the producer goes on to the next.
-   */
-  readonly flushBytes?: () => void
-  /**
    * The reader's byte lane: hear each piece of each stream's bytes, in the
    * order sent; `receive` says whether the piece is lent (given back through
    * `releaseBytes`), kept, or dropped.

@@ -151,15 +151,6 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     uncorkQueued = false
     while (lane.writableCorked > 0) lane.uncork()
   }
-  /**
-   * A `readEnds`/`listEnds` slice's end (serve-broker.ts): its records leave
-   * now, so the plugin summarizes them while the host reads the next folder;
-   * left to the turn's end they would wait for every folder read in the same
-   * poll phase. The queued uncork stays queued: the live relays keep theirs.
-   */
-  const flushBytes = () => {
-    while (lane.writableCorked > 0) lane.uncork()
-  }
   const port: Port = {
     sendBytes: (sid, chunk) => {
       if (lane.destroyed) return
@@ -191,20 +182,15 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
         receive(parsed.data as Message[])
       }),
     later: (flush) => queueMicrotask(flush),
-    flushBytes,
   }
   const peer = makePeer(port)
-  const served = serveBroker(
-    peer,
-    broker,
-    (op, error) =>
-      logger.log({
-        source: "host",
-        level: "warn",
-        message: `${broker.manifest.id}: bad arguments for ${op} from the plugin process`,
-        data: { error: String(error) },
-      }),
-    flushBytes,
+  const served = serveBroker(peer, broker, (op, error) =>
+    logger.log({
+      source: "host",
+      level: "warn",
+      message: `${broker.manifest.id}: bad arguments for ${op} from the plugin process`,
+      data: { error: String(error) },
+    }),
   )
 
   const hosts = new Map<string, AgentHost>()

@@ -12,10 +12,6 @@
  *   them and wait, as closing the scope does in-process.
  * - Streams are pumped only while the plugin grants credit (sdk/channel.ts);
  *   the byte streams (stdout, stderr, `fs.stream`) take the byte lane.
- * - A `readEnds`/`listEnds` slice leaves on the lane as soon as it is
- *   written (`flushBytes`), not at the turn's end: the plugin summarizes one
- *   folder while the host reads the next. The live streams keep the lane's
- *   once-a-turn send.
  */
 import { Cause, Effect, Exit, Scope, Stream } from "effect"
 import { z } from "zod"
@@ -57,17 +53,6 @@ const endsSlice = (headBytes: number, tailBytes: number): number =>
   Math.max(16, Math.min(512, Math.floor(STREAM_WINDOW / 2 / endsRecordBytes(headBytes, tailBytes))))
 
 /**
- * Emit one slice of records and send it on at once (the emit writes to the
- * lane before its first wait, so the flush sends this very slice); resolves
- * as the emit does, once credit allows more.
- */
-const emitSlice = (sink: StreamSink, bytes: Uint8Array, flushBytes: () => void): Promise<void> => {
-  const sent = sink.emit([bytes])
-  flushBytes()
-  return sent
-}
-
-/**
  * A `readEnds` call as a byte stream (sdk/ends-wire.ts: one record a file),
  * on the byte lane: a slice of files read by the broker, its records written
  * into one fresh buffer (the broker lends its bytes for one visit, so each
@@ -77,7 +62,6 @@ const serveEnds = async (
   api: PluginApi,
   { paths, headBytes, tailBytes }: z.infer<typeof Ends>,
   sink: StreamSink,
-  flushBytes: () => void,
 ): Promise<void> => {
   const readEnds = api.fs.readEnds
   if (!readEnds) throw new Error("this host's broker has no readEnds")
@@ -92,7 +76,7 @@ const serveEnds = async (
         at = writeEndsRecord(bytes, at, from + index, ends)
       }),
     )
-    await emitSlice(sink, bytes.subarray(0, at), flushBytes)
+    await sink.emit([bytes.subarray(0, at)])
   }
 }
 
@@ -118,12 +102,7 @@ const LIST_ENDS_READ_AT_ONCE = 512
  * matching file (sdk/ends-wire.ts), in slices the size of a `readEnds`
  * slice's, on the byte lane.
  */
-const serveListEnds = async (
-  api: PluginApi,
-  args: z.infer<typeof ListEnds>,
-  sink: StreamSink,
-  flushBytes: () => void,
-) => {
+const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
   const listEnds = api.fs.listEnds
   if (!listEnds) throw new Error("this host's broker has no listEnds")
   const maxEnds = Math.min(args.maxEnds, LIST_ENDS_READ_AT_ONCE)
@@ -157,12 +136,11 @@ const serveListEnds = async (
   )
   // No listing record: the folder was refused or is missing (null to the plugin).
   if (answer === null || listed === null) return
-  if (at > 0) slices.push(slice.subarray(0, at))
-  if (slices.length === 0) return emitSlice(sink, listingRecord(listed, answer.withEnds), flushBytes)
   await sink.emit([listingRecord(listed, answer.withEnds)])
+  if (at > 0) slices.push(slice.subarray(0, at))
   for (const bytes of slices) {
     if (sink.signal.aborted) return
-    await emitSlice(sink, bytes, flushBytes)
+    await sink.emit([bytes])
   }
 }
 
@@ -200,8 +178,6 @@ export const serveBroker = (
   peer: Peer,
   broker: HostBroker,
   logBad: (op: string, error: unknown) => void,
-  /** Send what the byte lane holds now (the port's `flushBytes`); none: the lane's own pace. */
-  flushBytes: () => void = () => {},
 ): ServedBroker => {
   const api = broker.api
   const processes = new Map<number, { readonly scope: Scope.Closeable; readonly handle: ProcessHandle }>()
@@ -311,20 +287,12 @@ export const serveBroker = (
     },
     { bytes: true },
   )
-  peer.serve(
-    "fs.readEnds",
-    (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink, flushBytes),
-    {
-      bytes: true,
-    },
-  )
-  peer.serve(
-    "fs.listEnds",
-    (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink, flushBytes),
-    {
-      bytes: true,
-    },
-  )
+  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink), {
+    bytes: true,
+  })
+  peer.serve("fs.listEnds", (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink), {
+    bytes: true,
+  })
 
   handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))
   handle("env.all", () => run(api.env.all))
