@@ -8,7 +8,7 @@
  * over in-process, the median of per-round ratios. Under each mode's line,
  * where its CPU went: the host's and (isolated) the plugin process's main
  * thread, then their other threads (V8's compiler and collector helpers,
- * the thread pool), medians.
+ * the thread pool), medians; then each mode's fastest and slowest round.
  *
  *   npm run bench -- isolation-list-ab <rounds> main=/tmp/main-copy this=.
  *
@@ -89,6 +89,14 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
         `${"".padEnd(20)} CPU ms, main thread + others: cold ${splitOf(mode, (r) => r.coldCpuSplit)}; warm ${splitOf(mode, (r) => r.warmCpuSplit)}`,
       )
     }
+    // The spread beside the medians: a median alone cannot say whether two trees differ by more than the noise.
+    const range = (mode: Mode, f: (r: Round) => number) => {
+      const xs = rs.map((r) => f(r[mode])).sort((a, b) => a - b)
+      return `${(xs[0] ?? Number.NaN).toFixed(0)}–${(xs[xs.length - 1] ?? Number.NaN).toFixed(0)}`
+    }
+    console.log(
+      `${"".padEnd(20)} spread, fastest–slowest ms: ${MODES.map((m) => `${m} cold ${range(m, fields.cold)} (CPU ${range(m, fields.coldCpu)}), warm ${range(m, fields.warm)} (CPU ${range(m, fields.warmCpu)})`).join("; ")}`,
+    )
     const line = `${t.name} cold ${ratio(fields.cold).toFixed(2)}x (CPU ${ratio(fields.coldCpu).toFixed(2)}x), warm ${ratio(fields.warm).toFixed(2)}x (CPU ${ratio(fields.warmCpu).toFixed(2)}x)`
     console.log(`${t.name.padEnd(8)} isolated over in-process: ${line.slice(t.name.length + 1)}`)
     headline.push(line)
