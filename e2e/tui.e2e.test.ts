@@ -309,10 +309,22 @@ describe("npm start in a terminal (demo)", () => {
     await turn("gamma")
     await turn("what did I say")
     expect(heard()).toBe("hello from the second account · alpha · what did I say · gamma")
+    // This list, not the one before: a match on the earlier list (before this `/sessions` is echoed)
+    // would type `/resume` at once, and the two lines would reach the chat in one read, as a paste
+    // (CI flake, 2026-12-02). So: a new `› /sessions` echo, then its list to its last line.
+    const echoes = () => screen().split("› /sessions\n").length
+    const listsBefore = echoes()
     type("/sessions")
-    // This list, not the one before: the line after the last `› /sessions`.
-    const lastList = /› \/sessions\n(?:(?!› ).*\n)*? {2}(\d+)\. .*\(this one\)(?![\s\S]*› \/sessions)/
-    const mine = lastList.exec(await waitForScreen(lastList))?.[1]
+    const until = Date.now() + 60_000
+    let tail = ""
+    for (;;) {
+      const text = screen()
+      tail = text.slice(text.lastIndexOf("› /sessions\n"))
+      if (echoes() > listsBefore && tail.includes("/resume <n> continues it")) break
+      if (Date.now() > until) throw new Error(`no new /sessions list:\n${text}`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    const mine = /^ {2}(\d+)\. .*\(this one\)/m.exec(tail)?.[1]
     expect(mine).toBeDefined()
     type(`/resume ${mine}`)
     await waitForScreen(/── resumed: type to continue\n(.*\n)*?› $/m, 60_000)
