@@ -147,7 +147,11 @@ describe("the Agent Trace tracker", () => {
     let headReads = 0
     const slowGit: Git = (dir, args, options) => {
       const call = granted.git(dir, args, options)
-      if (args.includes("HEAD^{commit}")) return Effect.tap(call, () => Effect.sync(() => void headReads++))
+      // Only this repository's: the tracker also reads HEAD in the repositories the session's stored prints
+      // name (the earlier tests' own, gone), and counting those let the wait below end before this one's
+      // readings were in (CI flake, 2026-12-02: the person's commit was then read as the run's).
+      if (args.includes("HEAD^{commit}"))
+        return dir === repo ? Effect.tap(call, () => Effect.sync(() => void headReads++)) : call
       // While the gate is shut the tracker is stuck behind a slow call, as on a loaded machine.
       return args[0] === "rev-list" && gate
         ? Effect.andThen(
