@@ -18,10 +18,11 @@
  *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
  *   wall time per frame and CPU per frame (host plus plugin process), each
  *   host warmed up by one replay first, the modes interleaved; beside each
- *   replay the cores the rest of the machine kept busy (/proc/stat), since
- *   on a shared machine that, not the history part before, is what moves
- *   the isolated host's CPU a frame (NOTES.md `isolation`, fifth pass), and
- *   the host process's mark-compacts in it (sixth pass).
+ *   replay the cores the rest of the machine kept busy (/proc/stat), which
+ *   moves the isolated host's CPU a frame on a shared machine (NOTES.md
+ *   `isolation`, fifth pass), and the host process's mark-compacts in it,
+ *   which made the slow rounds of a quiet whole run (sixth pass; merged
+ *   main, 00:12).
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
