@@ -25,7 +25,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "no
 import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import type { BuildOptions } from "esbuild"
-import { CODE_FLAGS, codeCachePath, heapFlags } from "./child-flags.ts"
+import { CODE_FLAGS, cacheFlags, codeCachePath } from "./child-flags.ts"
 import { codeCacheSupported } from "./code-cache.ts"
 
 // Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
@@ -144,15 +144,18 @@ const cacheStale = (bundle: string, cache: string): boolean => {
   }
 }
 
-/** Make the code cache of `bundle` under `heap` (resolves either way: a cache that could not be made is no cache). */
-const makeCodeCache = (bundle: string, heap: ReadonlyArray<string>): Promise<void> =>
+/** Make the code cache of `bundle` under `flags` (cacheFlags; resolves either way: a cache that could not be made is no cache). */
+const makeCodeCache = (bundle: string, flags: ReadonlyArray<string>): Promise<void> =>
   new Promise((done) => {
     // No environment, as the plugin process has none: NODE_OPTIONS could carry flags V8 checks.
-    const flags = [...heap, ...CODE_FLAGS]
-    const child = spawn(process.execPath, [...flags, "-e", MAKER, bundle, codeCachePath(bundle, heap)], {
-      stdio: "ignore",
-      env: {},
-    })
+    const child = spawn(
+      process.execPath,
+      [...flags, ...CODE_FLAGS, "-e", MAKER, bundle, codeCachePath(bundle, flags)],
+      {
+        stdio: "ignore",
+        env: {},
+      },
+    )
     const timer = setTimeout(() => child.kill("SIGKILL"), MAKE_TIMEOUT_MS)
     child.once("error", () => {
       clearTimeout(timer)
@@ -166,7 +169,7 @@ const makeCodeCache = (bundle: string, heap: ReadonlyArray<string>): Promise<voi
 
 /**
  * Both files for the plugin in `pluginDir` whose entry is `main`, built or
- * reused, and the code cache for the child's heap flags (`v8Flags` as
+ * reused, and the code cache for the child's heap and tier-up flags (`v8Flags` as
  * childArgs takes them).
  */
 export const pluginCode = async (
@@ -206,8 +209,8 @@ export const pluginCode = async (
     mainFields: ["module", "main"],
     target: "node20",
   })
-  const heap = heapFlags(v8Flags)
-  if (codeCacheSupported() && (built || cacheStale(bundle, codeCachePath(bundle, heap))))
-    await makeCodeCache(bundle, heap)
+  const flags = cacheFlags(v8Flags)
+  if (codeCacheSupported() && (built || cacheStale(bundle, codeCachePath(bundle, flags))))
+    await makeCodeCache(bundle, flags)
   return { entry, bundle }
 }

@@ -15,6 +15,15 @@
  *
  * One more file may be read: the bundle's V8 code cache (bundle.ts writes
  * it, child.ts uses it only when it was made from the very bundle it runs).
+ *
+ * A front end's V8 flags pass only when they size the heap or choose when V8
+ * tiers code up (a fixed list); every flag that passes is also a flag the
+ * code cache is made under and named by (cacheFlags), since V8 refuses a
+ * cache made under other flags (checked on 24.22 with `cachedDataRejected`:
+ * `--always-sparkplug`, `--no-lazy`, `--max-lazy`, an invocation count and
+ * `--initial-heap-size` count; `--max-semi-space-size` and, on 24 but not
+ * 20, `--no-lazy-feedback-allocation` do not). None of the tier-up flags is
+ * a default: none paid (NOTES.md, "The plugin process", tier-up flags).
  */
 
 /** `--permission` where Node has it (22.13+, 24), else Node 20's experimental spelling. */
@@ -27,10 +36,10 @@ export const permissionFlag = (): string =>
  * (`--initial-heap-size` does, `--max-semi-space-size` does not, on 24.22),
  * and front ends pass different ones, so each set has its own file.
  */
-export const codeCachePath = (bundle: string, heap: ReadonlyArray<string>): string =>
-  heap.length === 0
+export const codeCachePath = (bundle: string, flags: ReadonlyArray<string>): string =>
+  flags.length === 0
     ? `${bundle}.v8cache`
-    : `${bundle}.${heap.map((f) => f.replace(/^--/, "")).join(",")}.v8cache`
+    : `${bundle}.${flags.map((f) => f.replace(/^--/, "")).join(",")}.v8cache`
 
 /**
  * The flags that shape the child's compiled code. V8 refuses a code cache
@@ -45,6 +54,14 @@ export const CODE_FLAGS: ReadonlyArray<string> = [
 ]
 
 const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
+
+/**
+ * The tier-up flags a front end may choose (when V8 compiles what, never
+ * what code may do): they shape the compiled code, so they count in V8's
+ * check of a code cache, and bundle.ts makes the cache under them too.
+ */
+const JIT_FLAG =
+  /^--(no-)?(always-sparkplug|sparkplug|lazy-feedback-allocation|lazy|max-lazy|maglev|turbofan|concurrent-sparkplug)$|^--invocation-count-for-[a-z-]+=\d+$/
 
 /**
  * The heap a plugin process starts with when the front end chooses none: a
@@ -63,15 +80,26 @@ export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string>
   return chosen.length > 0 ? chosen : DEFAULT_HEAP_FLAGS
 }
 
+/** The tier-up flags a plugin process starts with: the front end's, in its order. */
+export const jitFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> =>
+  v8Flags.filter((flag) => JIT_FLAG.test(flag))
+
+/** The flags a code cache is made under and named by: the heap's, then the tier-up ones. */
+export const cacheFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => [
+  ...heapFlags(v8Flags),
+  ...jitFlags(v8Flags),
+]
+
 /**
- * `v8Flags`: heap sizing only (the front end's choice, e.g. the ACP agent's,
- * which then replaces DEFAULT_HEAP_FLAGS); never a permission flag.
+ * `v8Flags`: heap sizing (the front end's choice, e.g. the ACP agent's,
+ * which then replaces DEFAULT_HEAP_FLAGS) and tier-up flags, in that order;
+ * never a permission flag or one that changes what code may do.
  */
 export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => {
-  const heap = heapFlags(v8Flags)
-  const cache = codeCachePath(bundle, heap)
+  const flags = cacheFlags(v8Flags)
+  const cache = codeCachePath(bundle, flags)
   return [
-    ...heap,
+    ...flags,
     permissionFlag(),
     `--allow-fs-read=${entry}`,
     `--allow-fs-read=${bundle}`,

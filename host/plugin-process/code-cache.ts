@@ -12,9 +12,11 @@
  *   its flags and the source's length, never the content, so the hash is
  *   what keeps a stale cache of an equal-length bundle from running.
  * - Made by the host (bundle.ts) in a Node of its own under the child's
- *   code and heap flags (CODE_FLAGS, heapFlags), since V8 refuses a cache
- *   made under other flags, one file per heap flags; made again whenever the bundle is rebuilt or the file is
- *   missing, written to a temporary file and renamed.
+ *   code, heap and tier-up flags (CODE_FLAGS, cacheFlags), since V8 refuses
+ *   a cache made under other flags, one file per heap and tier-up flags;
+ *   made again whenever the bundle is rebuilt or the file is missing,
+ *   written to a temporary file and renamed. It compiles, never runs, the
+ *   plugin: the maker has the host's rights.
  * - Anything wrong (no file, another bundle, V8 refusing it) only means
  *   compiling as before.
  * - Node 24 and later only: Node 20's V8 drops a deserialized script's link
