@@ -25,7 +25,7 @@
  * `acp: new <x>x, first chunk <y>x, memory <m>x, load <l>x` (ours / theirs; lower is better).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { buildSync } from "esbuild"
@@ -355,6 +355,38 @@ const rawFirstChunk = () =>
 
 const LOAD_ID = "4b1d7e2a-0000-4000-8000-000000000001"
 
+/** A process's CPU so far (every thread's, from /proc), ms; 0 once it is gone. */
+const cpuMs = (pid: number): number => {
+  try {
+    let ns = 0
+    for (const t of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0])
+    return ns / 1e6
+  } catch {
+    return 0
+  }
+}
+const childrenOf = (pid: number): number[] => {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((t) =>
+      readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").split(" ").filter(Boolean).map(Number),
+    )
+  } catch {
+    return []
+  }
+}
+/** The adapter process's CPU and, for ours, its plugin process's (the child running child.mjs), ms. */
+const adapterCpu = (pid: number): { adapter: number; plugin: number } => {
+  const plugin = childrenOf(pid).find((c) => {
+    try {
+      return readFileSync(`/proc/${c}/cmdline`, "utf8").includes("child.mjs")
+    } catch {
+      return false
+    }
+  })
+  return { adapter: cpuMs(pid), plugin: plugin === undefined ? 0 : cpuMs(plugin) }
+}
+
 const load = (adapter: Adapter) =>
   withWorld(
     () => ({ main: [] }),
@@ -372,7 +404,8 @@ const load = (adapter: Adapter) =>
             mcpServers: [],
           })
           const ms = performance.now() - t0
-          return { ms, memory: await a.memory(), updates: a.client.updates.length }
+          const cpu = adapterCpu(a.child.pid!)
+          return { ms, cpu, memory: await a.memory(), updates: a.client.updates.length }
         } finally {
           await a.stop()
         }
@@ -380,7 +413,7 @@ const load = (adapter: Adapter) =>
       const first = await once()
       // A later start in the same data folder and HOME: what an editor sees every time after the first.
       const later = await once()
-      return { ...first, msLater: later.ms, bytes }
+      return { ...first, msLater: later.ms, cpuLater: later.cpu, bytes }
     },
   )
 
@@ -494,7 +527,9 @@ const measure = async () => {
   // host's first start after a change, which would fall on whichever run came first.
   for (const adapter of adapters) if (adapter.name.startsWith("ours")) await idle(adapter)
   // Interleaved, so a burst of load on the shared machine falls on both.
-  // ACP_BENCH_ONLY=load (or memory: idle, then load): one scenario's figures per process, a quick look while working.
+  // ACP_BENCH_ONLY=load (or memory: idle, then load): one scenario's figures per process, a quick look while working;
+  // each line with the load average, and for a load the CPU of the adapter process and of our plugin process
+  // (every thread's, from /proc: a steadier figure than the wall time on a shared machine).
   const only = process.env.ACP_BENCH_ONLY
   if (only === "new") {
     for (let run = 0; run < RUNS; run++)
@@ -502,7 +537,7 @@ const measure = async () => {
         if (onlyOurs && adapter.name === "claude-agent-acp") continue
         const f = await newAndFirstChunk(adapter)
         console.log(
-          `${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms, first chunk ${fmt(f.tFirst)} ms, next ${fmt(f.tWarm)} ms, ${fmt(f.memory.totalMb)} MB (${roles([f.memory])})`,
+          `${adapter.name}: new ${fmt(f.tNew)} ms, later ${fmt(f.tNewLater)} ms, first chunk ${fmt(f.tFirst)} ms, next ${fmt(f.tWarm)} ms, ${fmt(f.memory.totalMb)} MB (${roles([f.memory])}), load average ${loadAverage()}`,
         )
       }
     return
@@ -517,7 +552,7 @@ const measure = async () => {
         }
         const l = await load(adapter)
         console.log(
-          `${adapter.name}: load ${fmt(l.ms)} ms, later ${fmt(l.msLater)} ms, ${fmt(l.memory.totalMb)} MB (${roles([l.memory])})`,
+          `${adapter.name}: load ${fmt(l.ms)} ms (cpu ${fmt(l.cpu.adapter)} + plugin process ${fmt(l.cpu.plugin)}), later ${fmt(l.msLater)} ms (cpu ${fmt(l.cpuLater.adapter)} + ${fmt(l.cpuLater.plugin)}), ${fmt(l.memory.totalMb)} MB (${roles([l.memory])}), load average ${loadAverage()}`,
         )
       }
     return
