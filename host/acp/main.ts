@@ -80,8 +80,7 @@ const version = (): string => {
  * The plugin process's heap: young generation capped at 1 MB a half (V8's
  * default grows to 16), measured by `npm run bench -- acp`: −5 MB idle,
  * −25 MB through a long session/load, no measurable cost in time.
- * CVG_ACP_PLUGIN_V8 replaces it (heap-size and tier-up flags only, see
- * host/plugin-process/child-flags.ts; "" for V8's defaults).
+ * CVG_ACP_PLUGIN_V8 replaces it (heap-size flags only; "" for V8's defaults).
  */
 const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1")
   .split(" ")
