@@ -144,22 +144,25 @@ export interface ListedShards {
 /**
  * The changed shards written, all at once (a host that rewrites its store
  * on a change gathers a burst into one write), after the caches of earlier
- * versions and (a full list) the shards of gone folders are deleted.
+ * versions and (a full list) the shards of gone folders are deleted. The
+ * shards' text is made only once storage has answered its keys: through a
+ * plugin process the list's answer (~250 KB for 1,000 sessions) is more
+ * than the channel's socket takes at once, and its last bytes leave only
+ * when the plugin's event loop is free; a thousand entries serialized
+ * first held them back (NOTES.md `isolation`, the list's seventh pass).
  */
 export const saveShards = (storage: StorageShape, listed: ListedShards): Effect.Effect<void> =>
-  Effect.suspend(() => {
+  Effect.gen(function* () {
+    const keys = yield* storage.keys
     const writes = [...changedShards(listed.shards, listed.files)].map(([shard, files]) =>
       storage.set(shard.key, JSON.stringify({ version: CACHE_VERSION, files })),
     )
     const oldKeys = new Set(oldCacheKeys(listed.configDir))
     const shardsUnder = `${SHARD_PREFIX}${projectsDir(listed.configDir)}/`
     const listedKeys = new Set(listed.dirs.map(listShardKey))
-    return Effect.gen(function* () {
-      const keys = yield* storage.keys
-      const gone = keys.filter(
-        (key) => oldKeys.has(key) || (listed.full && key.startsWith(shardsUnder) && !listedKeys.has(key)),
-      )
-      yield* Effect.forEach(gone, (key) => storage.delete(key), { discard: true })
-      yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
-    })
+    const gone = keys.filter(
+      (key) => oldKeys.has(key) || (listed.full && key.startsWith(shardsUnder) && !listedKeys.has(key)),
+    )
+    yield* Effect.forEach(gone, (key) => storage.delete(key), { discard: true })
+    yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
   })

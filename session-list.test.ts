@@ -6,7 +6,7 @@
  * over many folders side by side never reads every folder's ends at once.
  */
 import { Effect, Layer } from "effect"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { listSessions } from "./session-list.ts"
 import { listEndsBy } from "./sdk/file-ends.ts"
 import { Fs, type FsShape, Storage } from "./sdk/plugin-api.ts"
@@ -64,6 +64,8 @@ const setup = (hostListEnds: "yes" | "refuses" | "none", vanishing = new Set<str
         }
   const storage = broker.api.storage
   const gets: string[] = []
+  /** Run at each `storage.keys` (the list's own at its start, the cache's save after the answer). */
+  const onKeys: Array<() => void> = []
   const run = (limit?: number) => {
     calls.length = 0
     gets.length = 0
@@ -77,12 +79,16 @@ const setup = (hostListEnds: "yes" | "refuses" | "none", vanishing = new Set<str
               gets.push(key)
               return storage.get(key)
             },
+            keys: Effect.suspend(() => {
+              for (const f of onKeys) f()
+              return storage.keys
+            }),
           }),
         ),
       ),
     )
   }
-  return { run, calls, gets, broker }
+  return { run, calls, gets, broker, onKeys }
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
@@ -150,5 +156,30 @@ describe("list_sessions on a host with listEnds", () => {
     // Back, unchanged since: read and listed again.
     vanishing.clear()
     expect((await host.run(1000)).sessions.map((s) => s.session_id)).toContain(uuid(5))
+  })
+
+  it("the cache's shards are made only once storage has answered its keys, then all written", async () => {
+    // Through a plugin process the answer's last bytes leave only when the plugin's loop is free: a thousand
+    // entries serialized at once, right after it, held them back (NOTES.md `isolation`, the list's seventh pass).
+    await settle() // the earlier tests' saves, which would count here
+    const host = setup("yes")
+    const stringify = vi.spyOn(JSON, "stringify")
+    const shardTexts = () =>
+      stringify.mock.calls.filter(
+        ([value]) => typeof value === "object" && value !== null && "files" in value,
+      ).length
+    const atKeys: number[] = []
+    host.onKeys.push(() => atKeys.push(shardTexts()))
+    try {
+      await host.run(1000)
+      await settle()
+      // The list's own keys at its start, then the save's: no shard made before either.
+      expect(atKeys).toEqual([0, 0])
+      expect(shardTexts()).toBe(4)
+    } finally {
+      stringify.mockRestore()
+    }
+    const stored = [...host.broker.storage.keys()].filter((k) => k.startsWith("cache:history:list:"))
+    expect(stored).toHaveLength(4)
   })
 })

@@ -13,6 +13,14 @@
  *   loaded machine the load only adds, so the fastest runs are the
  *   steadiest view of the cost itself). A
  *   HOME's `.claude` links to the corpus (the grant covers its real place).
+ *   The two modes are compared in one state: each call is its process's
+ *   first, made once `startHost` has returned, when neither the host nor the
+ *   plugin process still works (checked by hand, NOTES.md `isolation`, the
+ *   list's seventh pass), so both run the history code cold. What stays
+ *   unequal is isolation's own: in-process the plugin shares the host's heap
+ *   and its copy of Effect and Zod, which the host's start already ran; and
+ *   the isolated list could overlap the host's reads with the plugin's
+ *   summaries on the second core, but does not (the same pass).
  * - Live frames: the recorded CLI frames (as bench/mapper.ts makes them,
  *   ≥ 50,000) piped through a real child process into the replay fixture
  *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
