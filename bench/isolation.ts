@@ -30,7 +30,11 @@
  *   moves the isolated host's CPU a frame on a shared machine (NOTES.md
  *   `isolation`, fifth pass), and the host process's mark-compacts in it,
  *   which made the slow rounds of a quiet whole run (sixth pass; merged
- *   main, 00:12).
+ *   main, 00:12). The frames file is written a piece at a time, so the
+ *   part begins with the driver's heap holding only what it uses (built
+ *   whole, the frames left ~240 MB of dead strings there, which made the
+ *   first mark-compact of a whole run's live part; seventh pass), the same
+ *   for both modes.
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
@@ -40,15 +44,16 @@
  * frames at most 1.2x).
  */
 import { spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeSync } from "node:fs"
 import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { constants, PerformanceObserver } from "node:perf_hooks"
+import { getHeapStatistics } from "node:v8"
 import { type Host, startHost } from "../host/host.ts"
 import { makeTempWorld } from "../host/testing.ts"
 import { ensureCorpus } from "./corpus.ts"
-import { repeatedLines } from "./recordings.ts"
+import { recordedLines, repetition } from "./recordings.ts"
 
 const RUNS = Number(process.env.ISOLATION_RUNS ?? 7)
 const LIST_RUNS = 2 * RUNS
@@ -128,12 +133,37 @@ const pairedRatio = (rounds: ReadonlyArray<Record<Mode, Round>>, f: (r: Round) =
 // ---------------------------------------------------------------------------
 // Live frames
 
-/** The recorded frames, repeated with fresh ids to at least MIN_FRAMES (as bench/mapper.ts). */
+/**
+ * The recorded frames, repeated with fresh ids to at least MIN_FRAMES (as
+ * bench/mapper.ts), written one repetition at a time: built whole (the
+ * lines, their join, the file's text) they left ~240 MB of dead strings in
+ * the driver's old generation as the live part began, the hosts' heap
+ * (NOTES.md `isolation`, seventh pass).
+ */
 const framesFile = (): { path: string; frames: number } => {
-  const lines = repeatedLines(MIN_FRAMES, repoRoot)
+  const base = recordedLines(repoRoot)
   const path = join(workDir, "frames.jsonl")
-  writeFileSync(path, `${lines.join("\n")}\n`)
-  return { path, frames: lines.length }
+  const fd = openSync(path, "w")
+  let frames = 0
+  try {
+    for (let rep = 0; frames < MIN_FRAMES; rep++) {
+      const lines = repetition(base, rep)
+      // Pieces of ~32 K characters, under V8's large-object size: young garbage, gone in the next scavenge.
+      let piece = ""
+      for (const line of lines) {
+        piece += `${line}\n`
+        if (piece.length >= 32_768) {
+          writeSync(fd, piece)
+          piece = ""
+        }
+      }
+      if (piece !== "") writeSync(fd, piece)
+      frames += lines.length
+    }
+  } finally {
+    closeSync(fd)
+  }
+  return { path, frames }
 }
 
 /** CPU time (ms) of a process from /proc (user + system). */
@@ -338,7 +368,12 @@ const historyPart = (): string => {
 /** The live rounds; returns the headline's part. */
 const livePart = async (): Promise<string> => {
   const frames = framesFile()
+  // Both modes' hosts share this heap: what the bench leaves in it, each host's collector walks (or waits to).
+  const heapAtStart = getHeapStatistics().used_heap_size
   const liveRun = await live(frames.path)
+  console.log(
+    `live part: the driver's heap held ${mb(heapAtStart)} as it began (live and dead, both hosts' one heap)`,
+  )
   const perFrame = (mode: Mode, f: (x: LiveRound) => number) =>
     (median(liveRun.rounds.map((r) => f(r[mode]))) * 1e6) / frames.frames
   for (const mode of MODES)

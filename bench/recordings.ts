@@ -26,11 +26,14 @@ export const recordedLines = (root = "."): string[] => {
   return lines
 }
 
+/** Repetition `rep` of the recorded lines: their ids made new. */
+export const repetition = (base: ReadonlyArray<string>, rep: number): string[] =>
+  base.map((line) => line.replace(IDS, `$1_${rep}`))
+
 /** The recorded lines repeated, ids made new each repetition, until there are at least `min`. */
 export const repeatedLines = (min: number, root = "."): string[] => {
   const base = recordedLines(root)
   const lines: string[] = []
-  for (let rep = 0; lines.length < min; rep++)
-    for (const line of base) lines.push(line.replace(IDS, `$1_${rep}`))
+  for (let rep = 0; lines.length < min; rep++) lines.push(...repetition(base, rep))
   return lines
 }
