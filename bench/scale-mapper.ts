@@ -23,9 +23,10 @@
  *   floor ~15-20% slower there; decode + map barely), so the floor never
  *   paid that on the largest chunk: +0.1x on the ratio, measured in one
  *   process as the repetitions whose orders matched the old cycle against
- *   the others (1.87-1.98x against 1.74-1.84x, three runs).
+ *   the others (1.87-1.98x against 1.74-1.87x, three runs).
  * - The run id is one string per turn, as a session's run is: a template
- *   string built per frame inside the timed decode + map (~1-2%) is gone.
+ *   string built per frame inside the timed decode + map is gone (+0.8-2.5% on
+ *   decode + map, measured against one string a turn in one process).
  *
  *   node --expose-gc scale-mapper.mjs <turns>
  */
