@@ -5,7 +5,10 @@
  *
  * - mapper: one mapper over 10,000 turns of recorded frames against
  *   JSON.parse of the same lines, first and last repetitions, heap after GC
- *   (bench/scale-mapper.ts, a process of its own);
+ *   (bench/scale-mapper.ts, a process of its own, measured as the `mapper`
+ *   bench is: its header says what was made like for like); the figure is
+ *   the median of the last tenth's per-repetition ratios, printed with
+ *   their quartiles and the load average before and after;
  * - session: the same turns through the plugin's session (prompt written,
  *   frames read by its line transport, decoded, mapped, events emitted, run
  *   ended) over a FakePeer, per frame first and last, heap after GC
@@ -21,6 +24,7 @@
  * `scale-live: mapper <m>x JSON.parse at turn 10k, session <s> µs/frame …`.
  */
 import { mkdirSync } from "node:fs"
+import { loadavg } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
 import { measureStartup, printStartup } from "./scale-startup.ts"
@@ -58,6 +62,9 @@ const median = (xs: ReadonlyArray<number>): number => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)] as number
 }
+const quantile = (xs: ReadonlyArray<number>, q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))] as number
+const load = () => (loadavg()[0] as number).toFixed(2)
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MB`
 
 const bundle = async (name: string): Promise<string> => {
@@ -85,11 +92,15 @@ interface Series {
 }
 
 /** Median over a window of repetitions of one series' cost, per frame, and against JSON.parse. */
-const windowed = (s: Series, costMs: number[], from: number, to: number) => ({
-  perFrameNs: (median(costMs.slice(from, to)) * 1e6) / s.framesPerRep,
-  parseNs: (median(s.parseMs.slice(from, to)) * 1e6) / s.framesPerRep,
-  ratio: median(costMs.slice(from, to).map((m, i) => m / (s.parseMs[from + i] ?? m))),
-})
+const windowed = (s: Series, costMs: number[], from: number, to: number) => {
+  const ratios = costMs.slice(from, to).map((m, i) => m / (s.parseMs[from + i] ?? m))
+  return {
+    perFrameNs: (median(costMs.slice(from, to)) * 1e6) / s.framesPerRep,
+    parseNs: (median(s.parseMs.slice(from, to)) * 1e6) / s.framesPerRep,
+    ratio: median(ratios),
+    quartiles: `${quantile(ratios, 0.25).toFixed(2)}-${quantile(ratios, 0.75).toFixed(2)}`,
+  }
+}
 
 const printSeries = (label: string, s: Series, costMs: number[], what: string) => {
   const window = Math.max(1, Math.floor(s.reps / 10))
@@ -100,10 +111,10 @@ const printSeries = (label: string, s: Series, costMs: number[], what: string) =
     `\n${label}: ${s.turns} turns (${s.reps} repetitions of ${s.framesPerRep} recorded frames, ${s.turnsPerRep} turns each)`,
   )
   console.log(
-    `  first ${window} repetitions: ${what} ${ns(first.perFrameNs)}/frame, JSON.parse ${ns(first.parseNs)}/frame, ${first.ratio.toFixed(2)}x`,
+    `  first ${window} repetitions: ${what} ${ns(first.perFrameNs)}/frame, JSON.parse ${ns(first.parseNs)}/frame, ${first.ratio.toFixed(2)}x (quartiles ${first.quartiles})`,
   )
   console.log(
-    `  last ${window} repetitions:  ${what} ${ns(last.perFrameNs)}/frame, JSON.parse ${ns(last.parseNs)}/frame, ${last.ratio.toFixed(2)}x`,
+    `  last ${window} repetitions:  ${what} ${ns(last.perFrameNs)}/frame, JSON.parse ${ns(last.parseNs)}/frame, ${last.ratio.toFixed(2)}x (quartiles ${last.quartiles})`,
   )
   console.log(`  heap after GC by turn: ${s.heap.map((h) => `${h.turn}: ${mb(h.bytes)}`).join(", ")}`)
   const grown = (s.heap.at(-1)?.bytes ?? 0) - (s.heap[1]?.bytes ?? 0)
@@ -114,12 +125,18 @@ const printSeries = (label: string, s: Series, costMs: number[], what: string) =
 export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
   const [mapperWorker, sessionWorker] = await Promise.all([bundle("scale-mapper"), bundle("scale-session")])
 
+  const loadBefore = load()
   const mapper = runWorkerJson<Series & { mapMs: number[]; decodeMs: number[] }>([
     "--expose-gc",
     mapperWorker,
     String(plan.turns),
   ])
-  const m = printSeries("mapper, one session", mapper, mapper.mapMs, "decode + map")
+  const m = printSeries(
+    `mapper, one session (load average ${loadBefore} before, ${load()} after)`,
+    mapper,
+    mapper.mapMs,
+    "decode + map",
+  )
   const lastWindow = Math.max(1, Math.floor(mapper.reps / 10))
   const decodeLast = windowed(mapper, mapper.decodeMs, mapper.reps - lastWindow, mapper.reps)
   console.log(

@@ -13,12 +13,27 @@
  * after a full GC is taken at ten points along the way, the mapper kept
  * alive. Prints one JSON line: per-repetition figures and the heap points.
  *
+ * Like for like with the `mapper` bench (issue 20, scale10):
+ * - Each chunk position of a repetition meets every order: chunk k of
+ *   repetition r runs order (r + k) mod 6. A repetition is three chunks
+ *   (250, 250, 152 lines, the same frames each time), and the orders once
+ *   counted across repetitions cycled every two: the first chunk always ran
+ *   decode + map first and never the floor first, the last always decode +
+ *   map last. The side that runs first on a chunk meets its lines cold (the
+ *   floor ~15-20% slower there; decode + map barely), so the floor never
+ *   paid that on the largest chunk: +0.1x on the ratio, measured in one
+ *   process as the repetitions whose orders matched the old cycle against
+ *   the others (1.87-1.98x against 1.74-1.87x, three runs).
+ * - The run id is one string per turn, as a session's run is: a template
+ *   string built per frame inside the timed decode + map is gone (+0.8-2.5% on
+ *   decode + map, measured against one string a turn in one process).
+ *
  *   node --expose-gc scale-mapper.mjs <turns>
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { makeMapper } from "../map.ts"
 import { decodeLine } from "../wire.ts"
-import { permutations } from "./orders.ts"
+import { permutations, repetitionOrder } from "./orders.ts"
 
 const turns = Number(process.argv[2] ?? 10_000)
 const gc = (globalThis as { gc?: () => void }).gc
@@ -60,8 +75,7 @@ const every = Math.max(1, Math.floor(reps / 10))
 const CHUNK = 250
 const ORDERS = permutations(3)
 const decodeMs: number[] = []
-// Counted across repetitions: a repetition is three chunks, so the orders cycle over two of them.
-let chunk = 0
+let runId = `run-${run}`
 for (let rep = 0; rep < reps; rep++) {
   const lines = base.map((l) => l.replace(ids, `$1_${rep}`))
   const times = [0, 0, 0]
@@ -77,15 +91,15 @@ for (let rep = 0; rep < reps; rep++) {
       for (let i = from; i < to; i++) {
         const decoded = decodeLine(lines[i] as string)
         if (decoded.kind !== "frame") continue
-        const out = mapper.map(decoded.frame, `run-${run}`)
+        const out = mapper.map(decoded.frame, runId)
         sink += out.events.length
-        if (decoded.frame.type === "result") run++
+        if (decoded.frame.type === "result") runId = `run-${++run}`
       }
     },
   ]
-  for (let at = 0; at < lines.length; at += CHUNK, chunk++) {
+  for (let at = 0, k = 0; at < lines.length; at += CHUNK, k++) {
     const end = Math.min(at + CHUNK, lines.length)
-    for (const side of ORDERS[chunk % ORDERS.length] as number[]) {
+    for (const side of repetitionOrder(ORDERS, rep, k)) {
       const start = cpuNow()
       ;(sides[side] as (from: number, to: number) => void)(at, end)
       times[side] = (times[side] as number) + cpuNow() - start
