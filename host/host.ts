@@ -20,6 +20,7 @@ import type { HostLogger } from "./log.ts"
 import { loadManifest, type Manifest } from "./manifest.ts"
 import type { LiveProcess } from "./process-broker.ts"
 import { type PluginExit, type PluginProcess, startPluginProcess } from "./plugin-process/parent.ts"
+import type { SpawnedPlugin } from "./plugin-process/spawn.ts"
 import type { JsonStorage } from "./storage.ts"
 import type { ToolHandler, ToolSpec } from "./tools.ts"
 
@@ -44,6 +45,13 @@ export interface StartHostOptions extends Omit<BrokerOptions, "hostDataDir" | "h
    * rest of itself while the child starts on the other core (host/acp/main.ts).
    */
   readonly onPluginStarting?: () => void
+  /**
+   * The plugin process, spawned before the host was loaded (spawn.ts; the
+   * ACP entry's): the first start takes it (when it was spawned for this
+   * plugin and these flags, else it is ended); a restart spawns anew. Ended
+   * when the host cannot start.
+   */
+  readonly spawnedPlugin?: SpawnedPlugin
 }
 
 /** Every method of an agent provider, by its camelCase name. */
@@ -155,11 +163,19 @@ const openRunsOf = (events: HostEvents) => {
 
 export const startHost = async (options: StartHostOptions): Promise<Host> => {
   const pluginDir = resolve(options.pluginDir)
-  const manifest = await loadManifest(pluginDir)
-  // The host keeps the hub's publish: a dead plugin process's runs are ended here.
-  const events = options.events ?? makeEventHub({ record: options.recordEvents ?? true })
-  const broker = await makeBroker(manifest, { ...options, events, hostDataDir: options.dataDir })
+  let spawned = options.spawnedPlugin
+  const [manifest, broker, events] = await (async () => {
+    const manifest = await loadManifest(pluginDir)
+    // The host keeps the hub's publish: a dead plugin process's runs are ended here.
+    const events = options.events ?? makeEventHub({ record: options.recordEvents ?? true })
+    const broker = await makeBroker(manifest, { ...options, events, hostDataDir: options.dataDir })
+    return [manifest, broker, events] as const
+  })().catch((error: unknown) => {
+    spawned?.kill()
+    throw error
+  })
   const isolated = (options.isolation ?? "process") === "process"
+  if (!isolated) spawned?.kill()
 
   let plugin: PluginProcess | null = null
   let starting: Promise<PluginProcess> | null = null
@@ -200,6 +216,7 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
       broker,
       onExit: died,
       ...(options.pluginV8Flags && { v8Flags: options.pluginV8Flags }),
+      ...(spawned && { spawned }),
     }).then(
       (started) => (plugin = started),
       (error: unknown) => {
@@ -207,6 +224,8 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
         throw error
       },
     )
+    // Only the first start takes the early child.
+    spawned = undefined
     options.onPluginStarting?.()
     return starting
   }

@@ -6,8 +6,9 @@
  * every session closes and the host ends every `claude` process it started,
  * then the process exits.
  *
- * The connection is served from the first moment: the host (and its plugin
- * process) starts alongside the client's `initialize`, and the agent's
+ * The connection is served from the first moment: the plugin process is
+ * spawned first, before the host's own modules load (spawnEarly), the host
+ * starts alongside the client's `initialize`, and the agent's
  * info from the last probe is kept in `<data>/acp/agent-info.json` (at a
  * first start, the plugin's built-in catalog stands in: built-in-info.ts),
  * so neither `session/new` nor `session/load` waits for a CLI start
@@ -32,13 +33,15 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { parseAutoContinueMode } from "../auto-continue.ts"
 import type { AgentInfo } from "../../sdk/protocol.ts"
-import { type Host, startHost } from "../host.ts"
+import type { Host } from "../host.ts"
+import { type SpawnedPlugin, spawnPluginChild } from "../plugin-process/spawn.ts"
 import type { DemoWorld } from "../tui/demo-env.ts"
 import { loginPath } from "../tui/login.ts"
-import { builtInInfo } from "./built-in-info.ts"
 import type { BatchedStdio } from "./stdout.ts"
-// The ACP side (the SDK, its schemas, the agent) is imported once the plugin process is starting, so
-// evaluating it overlaps the child's start; the demo's world only with --demo.
+// Only node: modules and light files above: the plugin process is spawned before the host (effect,
+// zod) is imported, so the child's start overlaps the host's loading. The ACP side (the SDK, its
+// schemas, the agent) is imported once the host has handed the child its broker; the demo's world
+// only with --demo.
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** host/acp/ or dist/acp/: the repository is two folders up either way. */
@@ -79,12 +82,32 @@ const version = (): string => {
 /**
  * The plugin process's heap: young generation capped at 1 MB a half (V8's
  * default grows to 16), measured by `npm run bench -- acp`: −5 MB idle,
- * −25 MB through a long session/load, no measurable cost in time.
- * CVG_ACP_PLUGIN_V8 replaces it (heap-size flags only; "" for V8's defaults).
+ * −25 MB through a long session/load, no measurable cost in time; larger
+ * halves (2, 4, 8 MB, or V8's own) did not make the read cheaper (NOTES,
+ * the `acp8` pass). A 64 MB first heap limit, as the terminal front end's
+ * plugin process has: a fresh process's first long read then runs fewer
+ * mark-compacts (its CPU −30–40 ms of ~220, +2–4 MB at its peak).
+ * CVG_ACP_PLUGIN_V8 replaces both (the flags child-flags.ts admits; "" for V8's defaults).
  */
-const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1")
+const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1 --initial-heap-size=64")
   .split(" ")
   .filter(Boolean)
+
+/**
+ * The plugin process, spawned before anything else loads (spawn.ts: the
+ * same command line, grants and empty environment the host gives it);
+ * `startHost` takes it. None when the manifest cannot be read here: the
+ * host then reports what is wrong with it and spawns nothing.
+ */
+const spawnEarly = (): Promise<SpawnedPlugin | undefined> => {
+  let main: unknown
+  try {
+    main = (JSON.parse(readFileSync(join(pluginDir, "plugin.manifest.json"), "utf8")) as { main?: unknown })
+      .main
+  } catch {}
+  if (typeof main !== "string") return Promise.resolve(undefined)
+  return spawnPluginChild({ pluginDir, main, v8Flags: PLUGIN_V8_FLAGS }).catch(() => undefined)
+}
 
 /**
  * ACP has no update method, so the plugin's maintenance check (the CLI's
@@ -166,6 +189,10 @@ const main = async (): Promise<number> => {
 
   const debug = process.env.CVG_ACP_DEBUG === "1"
   const since = (what: string) => debug && say(`${what} at +${Math.round(performance.now())} ms`)
+  since("entry loaded")
+  const spawning = spawnEarly()
+  if (debug) void spawning.then((early) => early && since("plugin process spawned"))
+  const [{ startHost }, spawnedPlugin] = await Promise.all([import("../host.ts"), spawning])
   since("host side loaded")
   let pluginStarting!: () => void
   const pluginStarted = new Promise<void>((resolve) => (pluginStarting = resolve))
@@ -189,6 +216,7 @@ const main = async (): Promise<number> => {
       workspaces: [world.workspace],
       pluginV8Flags: PLUGIN_V8_FLAGS,
       onPluginStarting: pluginStarting,
+      ...(spawnedPlugin && { spawnedPlugin }),
     })
     say(
       `demo: the model is scripted (testkit/demo.ts on ${world.server.url}); sessions run in ${world.workspace}`,
@@ -207,16 +235,18 @@ const main = async (): Promise<number> => {
       env: withoutMaintenance(env),
       pluginV8Flags: PLUGIN_V8_FLAGS,
       onPluginStarting: pluginStarting,
+      ...(spawnedPlugin && { spawnedPlugin }),
     })
   }
   // The child starts on the other core while this one evaluates the ACP side; a host that fails
   // before its plugin starts is reported below, through hostReady.
   await Promise.race([pluginStarted, starting.then(undefined, () => {})])
   since("plugin process starting")
-  const [{ makeAcpAgent }, { mcpEnvSetter }, { batchedStdio }] = await Promise.all([
+  const [{ makeAcpAgent }, { mcpEnvSetter }, { batchedStdio }, { builtInInfo }] = await Promise.all([
     import("./agent.ts"),
     import("./mcp.ts"),
     import("./stdout.ts"),
+    import("./built-in-info.ts"),
   ])
 
   /** The host, once its plugin provides the agent; a host that cannot is closed and the process ends. */

@@ -14,7 +14,6 @@
  *   for), and `onExit` tells the host, which restarts it on the next call.
  * - `stop` disposes the agents, ends their processes, then the child.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import type { Writable } from "node:stream"
 import { Effect } from "effect"
@@ -25,10 +24,9 @@ import type { AgentEvent, AgentHost, AgentProvider } from "../../sdk/protocol.ts
 import { emitNow } from "../agents.ts"
 import type { HostBroker } from "../broker.ts"
 import { REFUSED } from "../log.ts"
-import { pluginCode } from "./bundle.ts"
-import { childArgs } from "./child-flags.ts"
 import { frameHeader, LANE_FD } from "./lane.ts"
 import { serveBroker } from "./serve-broker.ts"
+import { type SpawnedPlugin, spawnKey, spawnPluginChild } from "./spawn.ts"
 import { AGENT_PROVIDER_CALLS } from "../../sdk/provider-calls.ts"
 import { compileCheck } from "../../wire-check.ts"
 
@@ -59,9 +57,6 @@ const AgentEmit = z.object({ agent: z.string(), event: z.object({ type: z.string
 const agentEmitFits = compileCheck(AgentEmit)
 const AgentInfoChanged = z.object({ agent: z.string(), agentId: z.string() })
 
-/** How many of the child's last stderr lines a death report carries. */
-const STDERR_LINES = 20
-
 export interface PluginExit {
   readonly code: number | null
   readonly signal: string | null
@@ -86,6 +81,22 @@ export interface PluginProcessOptions {
   readonly onExit: (exit: PluginExit) => void
   /** V8 heap-size flags for the child (the ACP front end's memory settings); see childArgs. */
   readonly v8Flags?: ReadonlyArray<string>
+  /**
+   * A child spawned before the host was ready (spawn.ts; the ACP entry's):
+   * taken when it runs and was spawned for this plugin, `main` and flags,
+   * else ended and a new one spawned.
+   */
+  readonly spawned?: SpawnedPlugin
+}
+
+/** The child given, when it is the one this start would spawn and it still runs. */
+const takeSpawned = (options: PluginProcessOptions, main: string): SpawnedPlugin | undefined => {
+  const given = options.spawned
+  if (!given) return undefined
+  const same = given.key === spawnKey({ pluginDir: options.pluginDir, main, v8Flags: options.v8Flags })
+  if (same && given.child.exitCode === null && given.child.signalCode === null) return given
+  given.kill()
+  return undefined
 }
 
 /** What a method's failure looks like to the host: the AgentFailure the plugin sent. */
@@ -120,23 +131,14 @@ const proxyProvider = (peer: Peer, id: string): AgentProvider => {
 export const startPluginProcess = async (options: PluginProcessOptions): Promise<PluginProcess> => {
   const { broker } = options
   const logger = broker.logger
-  const code = await pluginCode(options.pluginDir, broker.manifest.main, options.v8Flags)
-  const child: ChildProcess = spawn(process.execPath, childArgs(code.entry, code.bundle, options.v8Flags), {
-    // fd 4: the byte lane (lane.ts), the host's byte streams beside the IPC channel.
-    stdio: ["ignore", "ignore", "pipe", "ipc", "pipe"],
-    serialization: "advanced",
-    env: {},
-    cwd: "/",
-  })
-  const pid = child.pid
-  if (pid === undefined) throw new Error(`${broker.manifest.id}: the plugin process did not start`)
-
-  const stderrLines: string[] = []
-  child.stderr?.setEncoding("utf8")
-  child.stderr?.on("data", (text: string) => {
-    stderrLines.push(...text.split("\n").filter((l) => l.trim() !== ""))
-    if (stderrLines.length > STDERR_LINES) stderrLines.splice(0, stderrLines.length - STDERR_LINES)
-  })
+  const spawned =
+    takeSpawned(options, broker.manifest.main) ??
+    (await spawnPluginChild({
+      pluginDir: options.pluginDir,
+      main: broker.manifest.main,
+      v8Flags: options.v8Flags,
+    }))
+  const { child, pid, stderrLines } = spawned
 
   const lane = child.stdio[LANE_FD] as Writable
   // A write racing the child's exit fails quietly: the exit is reported once, below.
@@ -168,7 +170,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
       if (child.connected) child.send(batch as Message[], () => {})
     },
     listen: (receive) =>
-      void child.on("message", (raw: unknown) => {
+      spawned.listen((raw: unknown) => {
         if (envelopeFits(raw)) return receive(raw as Message[])
         const parsed = Envelope.safeParse(raw)
         if (!parsed.success) {
@@ -239,7 +241,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
 
   let stopping = false
   const exited = new Promise<PluginExit>((resolve) => {
-    child.once("exit", (code, signal) => {
+    void spawned.exit.then(({ code, signal }) => {
       const exit: PluginExit = { code, signal, stderr: stderrLines.join("\n") }
       peer.close({
         _tag: "PluginProcessExited",
