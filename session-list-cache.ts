@@ -149,7 +149,8 @@ export interface ListedShards {
  * plugin process the list's answer (~250 KB for 1,000 sessions) is more
  * than the channel's socket takes at once, and its last bytes leave only
  * when the plugin's event loop is free; a thousand entries serialized
- * first held them back (NOTES.md `isolation`, the list's seventh pass).
+ * first held them back (docs/performance-log.md, `isolation`, the list's
+ * seventh pass).
  */
 export const saveShards = (storage: StorageShape, listed: ListedShards): Effect.Effect<void> =>
   Effect.gen(function* () {

@@ -15,23 +15,25 @@
  *   HOME's `.claude` links to the corpus (the grant covers its real place).
  *   The two modes are compared in one state: each call is its process's
  *   first, made once `startHost` has returned, when neither the host nor the
- *   plugin process still works (checked by hand, NOTES.md `isolation`, the
- *   list's seventh pass), so both run the history code cold. What stays
- *   unequal is isolation's own: in-process the plugin shares the host's heap
- *   and its copy of Effect and Zod, which the host's start already ran; and
- *   the isolated list could overlap the host's reads with the plugin's
- *   summaries on the second core, but does not (the same pass).
+ *   plugin process still works (checked by hand: docs/performance-log.md,
+ *   `isolation`, the list's seventh pass), so both run the history code
+ *   cold. What stays unequal is isolation's own: in-process the plugin
+ *   shares the host's heap and its copy of Effect and Zod, which the host's
+ *   start already ran; and the isolated list could overlap the host's
+ *   reads with the plugin's summaries on the second core, but does not (the
+ *   same pass).
  * - Live frames: the recorded CLI frames (as bench/mapper.ts makes them,
  *   ≥ 50,000) piped through a real child process into the replay fixture
  *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
  *   wall time per frame and CPU per frame (host plus plugin process), each
  *   host warmed up by one replay first, the modes interleaved; beside each
  *   replay the cores the rest of the machine kept busy (/proc/stat), which
- *   moves the isolated host's CPU a frame on a shared machine (NOTES.md
- *   `isolation`, fifth pass), and the host process's mark-compacts in it,
- *   which made the slow rounds of a quiet whole run (sixth pass; merged
- *   main, 00:12). The frames file is written a piece at a time, so the
- *   part begins with the driver's heap holding only what it uses (built
+ *   moves the isolated host's CPU a frame on a shared machine
+ *   (docs/performance-log.md, `isolation`, the fifth live pass), and the
+ *   host process's mark-compacts in it, which made the slow rounds of a
+ *   quiet whole run (sixth pass; merged main, 00:12). The frames file is
+ *   written a piece at a time, so the part begins with the driver's heap
+ *   holding only what it uses (built
  *   whole, the frames left ~240 MB of dead strings there, which made the
  *   first mark-compact of a whole run's live part; seventh pass), the same
  *   for both modes.
@@ -138,7 +140,7 @@ const pairedRatio = (rounds: ReadonlyArray<Record<Mode, Round>>, f: (r: Round) =
  * bench/mapper.ts), written one repetition at a time: built whole (the
  * lines, their join, the file's text) they left ~240 MB of dead strings in
  * the driver's old generation as the live part began, the hosts' heap
- * (NOTES.md `isolation`, seventh pass).
+ * (docs/performance-log.md, `isolation`, the seventh live pass).
  */
 const framesFile = (): { path: string; frames: number } => {
   const base = recordedLines(repoRoot)
@@ -179,7 +181,8 @@ const cpuOfPid = (pid: number): number => {
  * system, irq, softirq from /proc/stat): beside a replay's own processes it
  * gives the other work that shared the cores with it, the view a run's
  * figures need on a shared machine (the isolated host's CPU a frame rose
- * 2.3 → 5.2 µs with it, NOTES.md `isolation`, fifth pass).
+ * 2.3 → 5.2 µs with it: docs/performance-log.md, `isolation`, the fifth
+ * live pass).
  */
 const machineBusyMs = (): number => {
   const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1)
@@ -200,8 +203,8 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
 /**
  * The host process's mark-compacts so far (both modes' hosts share this
  * process's heap): an isolated host alone in a process fell into
- * back-to-back ones, 3 to 5 a replay (NOTES.md `isolation`, sixth pass), so
- * each replay says how many ran in it.
+ * back-to-back ones, 3 to 5 a replay (docs/performance-log.md, `isolation`,
+ * the sixth live pass), so each replay says how many ran in it.
  */
 const hostMajorGcs = { count: 0 }
 new PerformanceObserver((list) => {

@@ -109,7 +109,8 @@ const unref = (timer: ReturnType<typeof setTimeout>) => {
  * `deliver`, whose answer says whether the buffer may be read into again.
  * Fresh buffers come from the collector; buffers whose lent pieces all came
  * back are read into again (a full young generation of 1 MiB survivors was
- * the plugin process's largest cost on a live stdout, NOTES.md `isolation`);
+ * the plugin process's largest cost on a live stdout: docs/performance-log.md,
+ * `isolation`, the third live pass);
  * after a second without a read the waiting ones are let go.
  */
 export const readLane = (readInto: ReadInto, deliver: (sid: number, piece: Uint8Array) => PieceFate) => {

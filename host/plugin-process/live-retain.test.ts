@@ -6,7 +6,7 @@
  * full collection stays where it was, so no event, batch, chunk or lane
  * buffer of a frame outlives the frame. The same check with the host's own
  * event record on fails (it keeps every event), which is what it would catch
- * (NOTES.md, Performance, `isolation`, seventh pass).
+ * (docs/performance-log.md, `isolation`, the seventh live pass).
  */
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
