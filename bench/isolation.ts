@@ -33,10 +33,9 @@
  *   host process's mark-compacts in it, which made the slow rounds of a
  *   quiet whole run (sixth pass; merged main, 00:12). The frames file is
  *   written a piece at a time, so the part begins with the driver's heap
- *   holding only what it uses (built
- *   whole, the frames left ~240 MB of dead strings there, which made the
- *   first mark-compact of a whole run's live part; seventh pass), the same
- *   for both modes.
+ *   holding only what it uses (built whole, the frames left ~240 MB of dead
+ *   strings there, which made the first mark-compact of a whole run's live
+ *   part; seventh pass), the same for both modes.
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
