@@ -422,6 +422,40 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
     expect(turns).toBeGreaterThanOrEqual(2)
   })
 
+  it("reads calls side by side in turns of the event loop, one folder's chunk a turn, sizes alone at once", async () => {
+    const folders = Array.from({ length: 8 }, (_, f) =>
+      Array.from({ length: 5 }, (_, n) =>
+        world.write(join(world.home, `.claude/projects/-f${f}/s${n}.jsonl`), `${f}:${n}`),
+      ),
+    )
+    let turn = 0
+    let stop = false
+    const step = () => {
+      turn++
+      if (!stop) setImmediate(step)
+    }
+    setImmediate(step)
+    /** Each folder's call at once, as the list makes them: the turns its files were visited in. */
+    const turnsOf = (head: number, tail: number) =>
+      Promise.all(
+        folders.map(async (paths) => {
+          const seen = new Set<number>()
+          await run(fs().readEnds!(paths, head, tail, () => void seen.add(turn)))
+          return seen
+        }),
+      )
+    const withBytes = await turnsOf(4, 4)
+    const sizesOnly = await turnsOf(0, 0)
+    stop = true
+    // Each folder's files in one turn, and no two folders in the same one:
+    // whatever one folder's reads sent on leaves before the next folder's reads.
+    expect(withBytes.map((s) => s.size)).toEqual(folders.map(() => 1))
+    const used = withBytes.map((s) => [...s][0] as number)
+    expect(new Set(used).size).toBe(folders.length)
+    // Sizes and times send next to nothing on: no turn waited for.
+    expect(sizesOnly.every((s) => s.size === 1)).toBe(true)
+  })
+
   it("refuses what every other call refuses: outside the scopes, `..` out of them, a link out of them", async () => {
     world.write(join(world.home, ".ssh/id_rsa"), "secret")
     mkdirSync(join(world.home, ".claude/skills"), { recursive: true })

@@ -108,6 +108,9 @@ const placeOf = (path: string, home: string): { readonly dir: string; readonly n
   return { dir: normal.slice(0, slash), name: normal.slice(slash + 1) }
 }
 
+/** The next turn of the event loop (the global `setImmediate`: `node:timers/promises` loads on its first call). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 /** Files of one readEnds call checked one by one and open at once, each lane with its own buffer. */
 const ENDS_CONCURRENCY = 16
 
@@ -302,6 +305,25 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
   const kindOf = (s: Stats): FileStat["kind"] =>
     s.isFile() ? "file" : s.isDirectory() ? "directory" : "other"
 
+  /**
+   * The turns of `readEnds`'s synchronous reads, one chunk after another
+   * across every call: each chunk runs in an event-loop turn of its own, and
+   * the next one two turns later. Calls side by side (a list reads its
+   * folders at once) would otherwise find their checks done on the thread
+   * pool together and read every folder in one run of callbacks, so the
+   * loop would send nothing on before the last folder: the plugin process's
+   * byte lane is uncorked in a `setImmediate` (plugin-process/parent.ts) and
+   * drains only when the loop polls, and meanwhile the plugin would wait
+   * for the first folder's ends. With a turn between chunks it summarizes
+   * one folder while the host reads the next. Ends of no bytes (sizes and
+   * times) fill no lane and take no turn.
+   */
+  let readTurns: Promise<void> = Promise.resolve()
+  const readTurn = (): Promise<void> => {
+    const mine = readTurns.then(nextTurn).then(nextTurn)
+    readTurns = mine
+    return mine
+  }
   const fs: FsShape = {
     paths: { home, data: options.data },
     read: (path) => withOpen(path, "file", ({ handle }) => handle.readFile("utf8")),
@@ -347,7 +369,8 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
             }
           }
           for (let from = 0; from < paths.length; from += ENDS_CHUNK) {
-            if (from > 0) await new Promise((resolve) => setImmediate(resolve))
+            if (headBytes + tailBytes > 0) await readTurn()
+            else if (from > 0) await nextTurn()
             readChunk(from, Math.min(paths.length, from + ENDS_CHUNK))
           }
           let next = 0
