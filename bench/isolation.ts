@@ -19,23 +19,25 @@
  *   `isolation`, the list's seventh pass), so both run the history code
  *   cold. What stays unequal is isolation's own: in-process the plugin
  *   shares the host's heap and its copy of Effect and Zod, which the host's
- *   start already ran; and the isolated list could overlap the host's
- *   reads with the plugin's summaries on the second core, but does not (the
- *   same pass).
+ *   start already ran. (Since 2026-12-06 the isolated list overlaps the
+ *   host's reads with the plugin's summaries on the second core: the
+ *   broker's read turns, host/fs-broker.ts.)
  * - Live frames: the recorded CLI frames (as bench/mapper.ts makes them,
  *   ≥ 50,000) piped through a real child process into the replay fixture
  *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
  *   wall time per frame and CPU per frame (host plus plugin process), each
- *   host warmed up by one replay first, the modes interleaved; beside each
- *   replay the cores the rest of the machine kept busy (/proc/stat), which
- *   moves the isolated host's CPU a frame on a shared machine
- *   (docs/performance-log.md, `isolation`, the fifth live pass), and the
- *   host process's mark-compacts in it, which made the slow rounds of a
- *   quiet whole run (sixth pass; merged main, 00:12). The frames file is
- *   written a piece at a time, so the part begins with the driver's heap
- *   holding only what it uses (built whole, the frames left ~240 MB of dead
- *   strings there, which made the first mark-compact of a whole run's live
- *   part; seventh pass), the same for both modes.
+ *   mode's host in a long-lived process of its own, as a front end runs one
+ *   (bench/isolation-live-worker.ts), warmed up by one replay first, the
+ *   modes interleaved; beside each replay the cores the rest of the machine
+ *   kept busy (/proc/stat), which moves the isolated host's CPU a frame on a
+ *   shared machine (docs/performance-log.md, `isolation`, the fifth live
+ *   pass), and the host process's mark-compacts in it. Until 2026-12-06
+ *   both hosts ran in this driver's one heap, so each host's collector
+ *   walked the other's garbage; alone in its process the isolated host
+ *   still runs 0–5 mark-compacts a replay from one run (or minute) to the
+ *   next, and they make the slow rounds (the same log, 2026-12-06). The
+ *   frames file is written a piece at a time (built whole, it left ~240 MB
+ *   of dead strings in the driver's heap; seventh pass).
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  *
@@ -44,15 +46,12 @@
  * Last line: `isolation: …` (targets: the list at most 1.3x in-process, live
  * frames at most 1.2x).
  */
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeSync } from "node:fs"
 import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { constants, PerformanceObserver } from "node:perf_hooks"
-import { getHeapStatistics } from "node:v8"
-import { type Host, startHost } from "../host/host.ts"
-import { makeTempWorld } from "../host/testing.ts"
+import { createInterface } from "node:readline"
 import { ensureCorpus } from "./corpus.ts"
 import { recordedLines, repetition } from "./recordings.ts"
 
@@ -167,14 +166,6 @@ const framesFile = (): { path: string; frames: number } => {
   return { path, frames }
 }
 
-/** CPU time (ms) of a process from /proc (user + system). */
-const cpuOfPid = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  const ticks = Number(fields[11]) + Number(fields[12])
-  return (ticks * 1000) / 100 // USER_HZ is 100 on Linux
-}
-
 /**
  * CPU time (ms) the whole machine was busy so far, every core (user, nice,
  * system, irq, softirq from /proc/stat): beside a replay's own processes it
@@ -199,43 +190,45 @@ const machineBusyMs = (): number => {
 const SETTLE_MS = Number(process.env.ISOLATION_SETTLE_MS ?? 2_100)
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
 
-/**
- * The host process's mark-compacts so far (both modes' hosts share this
- * process's heap): an isolated host alone in a process fell into
- * back-to-back ones, 3 to 5 a replay (docs/performance-log.md, `isolation`,
- * the sixth live pass), so each replay says how many ran in it.
- */
-const hostMajorGcs = { count: 0 }
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries())
-    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
-      hostMajorGcs.count++
-}).observe({ entryTypes: ["gc"] })
+/** One mode's host in its own process (bench/isolation-live-worker.ts), asked line by line. */
+interface LiveWorker {
+  readonly ask: (line: string) => Promise<Record<string, unknown>>
+  readonly close: () => Promise<void>
+}
 
-const replayOnce = async (host: Host, path: string) => {
-  let events = 0
-  const unsubscribe = host.events.subscribe((e) => {
-    if (e.kind === "agent_event") events++
-  })
-  const pid = host.pluginProcess()?.pid
+const liveWorker = async (mode: Mode, framesPath: string): Promise<LiveWorker> => {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(repoRoot, "bench/isolation-live-worker.ts"), mode, framesPath],
+    { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] },
+  )
+  const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+  const next = async () => {
+    const line = await Promise.race([answers.next(), exited.then(() => null)])
+    if (line === null || line.done) throw new Error(`the ${mode} live worker exited (${await exited})`)
+    return JSON.parse(line.value) as Record<string, unknown>
+  }
+  await next() // ready: the host started, its plugin activated
+  return {
+    ask: (line) => {
+      child.stdin.write(`${line}\n`)
+      return next()
+    },
+    close: async () => {
+      child.stdin.end()
+      await exited
+    },
+  }
+}
+
+/** One replay in `worker`'s host, with the other work the machine did meanwhile. */
+const replayOnce = async (worker: LiveWorker): Promise<LiveRound> => {
   const busy0 = machineBusyMs()
-  const gcs0 = hostMajorGcs.count
-  const cpu0 = process.cpuUsage()
-  const child0 = pid ? cpuOfPid(pid) : 0
-  const started = performance.now()
-  const answer = await host.call("replay", "prompt", { sessionId: "bench", text: path })
-  const ms = performance.now() - started
-  const used = process.cpuUsage(cpu0)
-  const hostCpuMs = (used.user + used.system) / 1000
-  const pluginCpuMs = pid ? cpuOfPid(pid) - child0 : 0
-  // The replay's `cat` counts here too (~0.02 cores).
-  const otherCores = Math.max(0, machineBusyMs() - busy0 - hostCpuMs - pluginCpuMs) / ms
-  unsubscribe()
-  if (Number(answer.run_id) !== events)
-    throw new Error(`emitted ${answer.run_id} events, the host heard ${events}`)
-  // The observer hears a collection a turn later: one right at the end counts in no replay.
-  const majorGcs = hostMajorGcs.count - gcs0
-  return { ms, cpuMs: hostCpuMs + pluginCpuMs, hostCpuMs, pluginCpuMs, events, otherCores, majorGcs }
+  const r = (await worker.ask("replay")) as Omit<LiveRound, "cpuMs" | "otherCores">
+  // The worker's own span; this side's window is a little longer (the ask and the answer crossing).
+  const otherCores = Math.max(0, machineBusyMs() - busy0 - r.hostCpuMs - r.pluginCpuMs) / r.ms
+  return { ...r, cpuMs: r.hostCpuMs + r.pluginCpuMs, otherCores }
 }
 
 interface LiveRound {
@@ -251,19 +244,11 @@ interface LiveRound {
 }
 
 const live = async (path: string) => {
-  const world = makeTempWorld("cvg-isolation-live-")
-  const hosts = {} as Record<Mode, Host>
+  const workers = {} as Record<Mode, LiveWorker>
   try {
     for (const mode of MODES) {
-      hosts[mode] = await startHost({
-        pluginDir: join(repoRoot, "host/fixtures/replay-plugin"),
-        home: world.home,
-        dataDir: join(world.hostData, mode),
-        env: { HOME: world.home, PATH: "/usr/bin:/bin" },
-        isolation: mode,
-        recordEvents: false,
-      })
-      await replayOnce(hosts[mode], path) // warm-up: both JITs warm before timing
+      workers[mode] = await liveWorker(mode, path)
+      await replayOnce(workers[mode]) // warm-up: both JITs warm before timing
       await settle()
     }
     const rounds: Array<Record<Mode, LiveRound>> = []
@@ -271,15 +256,14 @@ const live = async (path: string) => {
       const round = {} as Record<Mode, LiveRound>
       for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
         await settle()
-        round[mode] = await replayOnce(hosts[mode], path)
+        round[mode] = await replayOnce(workers[mode])
       }
       rounds.push(round)
     }
-    const pluginRss = hosts.process.pluginProcess()?.rssBytes() ?? 0
+    const pluginRss = Number((await workers.process.ask("rss")).rss)
     return { rounds, pluginRss }
   } finally {
-    for (const host of Object.values(hosts)) await host.close()
-    world.cleanup()
+    for (const worker of Object.values(workers)) await worker.close()
   }
 }
 
@@ -370,12 +354,8 @@ const historyPart = (): string => {
 /** The live rounds; returns the headline's part. */
 const livePart = async (): Promise<string> => {
   const frames = framesFile()
-  // Both modes' hosts share this heap: what the bench leaves in it, each host's collector walks (or waits to).
-  const heapAtStart = getHeapStatistics().used_heap_size
   const liveRun = await live(frames.path)
-  console.log(
-    `live part: the driver's heap held ${mb(heapAtStart)} as it began (live and dead, both hosts' one heap)`,
-  )
+  console.log("live part: each mode's host in a process of its own (bench/isolation-live-worker.ts)")
   const perFrame = (mode: Mode, f: (x: LiveRound) => number) =>
     (median(liveRun.rounds.map((r) => f(r[mode]))) * 1e6) / frames.frames
   for (const mode of MODES)
@@ -402,7 +382,7 @@ const livePart = async (): Promise<string> => {
     )
   for (const mode of MODES)
     console.log(
-      `live host mark-compacts in the ${mode} replays (per round): ${liveRun.rounds.map((r) => r[mode].majorGcs).join(" ")}`,
+      `live host process's mark-compacts in the ${mode} replays (per round): ${liveRun.rounds.map((r) => r[mode].majorGcs).join(" ")}`,
     )
   const fastest = (mode: Mode, f: (x: LiveRound) => number) =>
     Math.min(...liveRun.rounds.map((r) => f(r[mode])))
