@@ -12,7 +12,8 @@
  *
  *   npm run bench -- isolation-list-ab <rounds> main=/tmp/main-copy this=.
  *
- * A tree needs its own `node_modules` (copied, not linked: a linked one
+ * Every tree's hosts start with this tree's host flags (bench/isolation.ts
+ * `HOST_FLAGS`). A tree needs its own `node_modules` (copied, not linked: a linked one
  * breaks the plugin process's permission model) and a worker that reports
  * CPU (copy this tree's bench/isolation-worker.ts there when it has none).
  * Last line: `isolation-list-ab: <name> cold <c>x (CPU <p>x), warm <w>x (CPU <q>x); …`.
@@ -21,7 +22,7 @@ import { spawnSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { ensureCorpus } from "./corpus.ts"
-import { type CpuSplit, homeOver, type Round } from "./isolation.ts"
+import { type CpuSplit, HOST_FLAGS, homeOver, type Round } from "./isolation.ts"
 
 type Mode = "in-process" | "process"
 const MODES: ReadonlyArray<Mode> = ["in-process", "process"]
@@ -36,7 +37,7 @@ const ms = (x: number) => `${x.toFixed(1)} ms`
 const runWorker = (tree: string, mode: Mode, home: string): Round => {
   const child = spawnSync(
     process.execPath,
-    ["--import", "tsx", join(tree, "bench/isolation-worker.ts"), mode, "list", home],
+    [...HOST_FLAGS, "--import", "tsx", join(tree, "bench/isolation-worker.ts"), mode, "list", home],
     { cwd: tree, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
   )
   const line = child.stdout.trim().split("\n").pop() ?? ""

@@ -52,6 +52,7 @@ import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createInterface } from "node:readline"
+import { HOST_NODE_FLAGS } from "../host/host-flags.ts"
 import { ensureCorpus } from "./corpus.ts"
 import { recordedLines, repetition } from "./recordings.ts"
 
@@ -61,6 +62,16 @@ const LIVE_ROUNDS = Number(process.env.ISOLATION_RUNS ?? 7)
 const MIN_FRAMES = 50_000
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 const workDir = join(repoRoot, "node_modules", ".cache", "isolation-bench")
+
+/**
+ * Node flags of both modes' host processes: the front ends' (host/host-flags.ts),
+ * or `ISOLATION_HOST_FLAGS` (`none` for V8's defaults).
+ */
+export const HOST_FLAGS: ReadonlyArray<string> =
+  process.env.ISOLATION_HOST_FLAGS === undefined
+    ? HOST_NODE_FLAGS
+    : process.env.ISOLATION_HOST_FLAGS.split(" ").filter((f) => f !== "" && f !== "none")
+
 type Mode = "in-process" | "process"
 const MODES: ReadonlyArray<Mode> = ["in-process", "process"]
 
@@ -113,7 +124,17 @@ export interface Round {
 export const worker = (mode: Mode, task: "list" | "read", home: string, cwd = "", sessionId = ""): Round => {
   const child = spawnSync(
     process.execPath,
-    ["--import", "tsx", join(repoRoot, "bench/isolation-worker.ts"), mode, task, home, cwd, sessionId],
+    [
+      ...HOST_FLAGS,
+      "--import",
+      "tsx",
+      join(repoRoot, "bench/isolation-worker.ts"),
+      mode,
+      task,
+      home,
+      cwd,
+      sessionId,
+    ],
     { cwd: repoRoot, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
   )
   const line = child.stdout.trim().split("\n").pop() ?? ""
@@ -199,7 +220,7 @@ interface LiveWorker {
 const liveWorker = async (mode: Mode, framesPath: string): Promise<LiveWorker> => {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(repoRoot, "bench/isolation-live-worker.ts"), mode, framesPath],
+    [...HOST_FLAGS, "--import", "tsx", join(repoRoot, "bench/isolation-live-worker.ts"), mode, framesPath],
     { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] },
   )
   const answers = createInterface({ input: child.stdout })[Symbol.asyncIterator]()

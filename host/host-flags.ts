@@ -1,0 +1,20 @@
+/**
+ * The Node flags a front end's host process starts with (package.json's
+ * `start` and `acp`, and the editors' `args` in README.md; host-flags.test.ts
+ * holds them to this list; the isolation bench runs both modes' hosts with
+ * them). V8 sizes its young generation only from the command line, so the
+ * host cannot set this for itself once it runs.
+ *
+ * `--max-semi-space-size=2`: a host that runs its plugin in a process of its
+ * own mostly relays bytes (a CLI's stdout onto the byte lane) and allocates
+ * little on its own heap, so with V8's default young generation (16 MB
+ * semi-spaces) it scavenges about once in three 50 MB replays, and after a
+ * mark-compact the old generation's slack is smaller than that young
+ * generation, which makes V8 start marking again at once: 0 to 5
+ * mark-compacts a replay, from run to run, on a heap that does not grow.
+ * With 2 MB semi-spaces the isolated host ran 0 or 1 (25 replays), its CPU
+ * a frame 4.4–4.6 → 2.3–2.6 µs (docs/performance-log.md, `isolation`,
+ * 2026-12-06). `=1` measured the same for the host; 2 leaves the in-process
+ * mode (unit tests) less far from V8's default.
+ */
+export const HOST_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=2"]
