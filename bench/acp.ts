@@ -33,7 +33,6 @@ import type * as acp from "@agentclientprotocol/sdk/unstable"
 import { writeLongChat } from "./acp-long-chat.ts"
 import { peakMb, startTreeWatcher, type TreePeak } from "./acp-memory.ts"
 import { allowFirst, childStream, initialize, makeTestClient, type TestClient } from "../host/acp/testing.ts"
-import { HOST_NODE_FLAGS } from "../host/host-flags.ts"
 import {
   claudeBinary,
   cliEnv,
@@ -67,7 +66,7 @@ const debug = process.env.ACP_BENCH_DEBUG === "1"
 const ours = (
   name: string,
   bundle: string,
-  flags = process.env.ACP_BENCH_NODE_FLAGS ?? HOST_NODE_FLAGS.join(" "),
+  flags = process.env.ACP_BENCH_NODE_FLAGS,
   pluginV8 = process.env.CVG_ACP_PLUGIN_V8,
 ): Adapter => ({
   name,
@@ -90,8 +89,7 @@ const adapters: Adapter[] = [
 ]
 // Before/after in one run: ACP_BENCH_BASELINE=<an older build of dist/acp/main.mjs, in a folder two below the checkout>.
 // A Node flag's price, interleaved: the same bundle as baseline, ACP_BENCH_BASELINE_NODE_FLAGS for it
-// (ACP_BENCH_NODE_FLAGS for ours, by default the front ends' host flags, host/host-flags.ts, as README's
-// editor configurations give them; the baseline's default to none).
+// (ACP_BENCH_NODE_FLAGS for ours; both default to none).
 const baseline = process.env.ACP_BENCH_BASELINE
 // ACP_BENCH_BASELINE_PLUGIN_V8: the baseline's CVG_ACP_PLUGIN_V8 (the plugin process's heap flags), likewise.
 if (baseline)
