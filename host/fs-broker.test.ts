@@ -40,6 +40,18 @@ afterEach(async () => {
 })
 
 const fs = () => broker.api.fs
+
+/** The event loop's turns counted as they pass (one step a turn, as other host work would run), until stopped. */
+const countTurns = () => {
+  const counter = { turns: 0, stop: () => void (ticking = false) }
+  let ticking = true
+  const tick = () => {
+    counter.turns++
+    if (ticking) setImmediate(tick)
+  }
+  setImmediate(tick)
+  return counter
+}
 const read = (path: string) => run(fs().read(path))
 const refusals = () => broker.logger.refusals().map((e) => e.message)
 
@@ -288,24 +300,18 @@ describe("fs operations", () => {
 
   it("a long stream lets the event loop turn at least every 4 MiB", async () => {
     const file = world.write(join(world.home, ".claude/long.txt"), "x".repeat(32 * 1024 * 1024))
-    let turns = 0
-    let ticking = true
-    const tick = () => {
-      turns++
-      if (ticking) setImmediate(tick)
-    }
-    setImmediate(tick)
+    const loop = countTurns()
     const seen: number[] = []
     let bytes = 0
     await run(
       Stream.runForEach((await run(fs().stream(file, 0, { lend: true })))!, (chunk) =>
         Effect.sync(() => {
-          seen.push(turns)
+          seen.push(loop.turns)
           bytes += chunk.length
         }),
       ),
     )
-    ticking = false
+    loop.stop()
     expect(bytes).toBe(32 * 1024 * 1024)
     // Chunks of 256 KiB: the loop turned within every 16 of them.
     for (let i = 16; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 16] as number)
@@ -408,18 +414,11 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
     const paths = Array.from({ length: 600 }, (_, n) =>
       world.write(join(world.home, `.claude/projects/-many/f${n}.jsonl`), `${n}`),
     )
-    // Something else the host does: one step per turn of the event loop.
-    let turns = 0
-    let stop = false
-    const step = () => {
-      turns++
-      if (!stop) setImmediate(step)
-    }
-    setImmediate(step)
+    const loop = countTurns()
     const found = await endsOf(paths, 4, 4)
-    stop = true
+    loop.stop()
     expect(found.every((e, n) => e !== null && text(e?.head) === `${n}`)).toBe(true)
-    expect(turns).toBeGreaterThanOrEqual(2)
+    expect(loop.turns).toBeGreaterThanOrEqual(2)
   })
 
   it("reads calls side by side in turns of the event loop, one folder's chunk a turn, sizes alone at once", async () => {
@@ -428,25 +427,19 @@ describe("readEnds: head, tail, size and times with one open, under the same gra
         world.write(join(world.home, `.claude/projects/-f${f}/s${n}.jsonl`), `${f}:${n}`),
       ),
     )
-    let turn = 0
-    let stop = false
-    const step = () => {
-      turn++
-      if (!stop) setImmediate(step)
-    }
-    setImmediate(step)
+    const loop = countTurns()
     /** Each folder's call at once, as the list makes them: the turns its files were visited in. */
     const turnsOf = (head: number, tail: number) =>
       Promise.all(
         folders.map(async (paths) => {
           const seen = new Set<number>()
-          await run(fs().readEnds!(paths, head, tail, () => void seen.add(turn)))
+          await run(fs().readEnds!(paths, head, tail, () => void seen.add(loop.turns)))
           return seen
         }),
       )
     const withBytes = await turnsOf(4, 4)
     const sizesOnly = await turnsOf(0, 0)
-    stop = true
+    loop.stop()
     // Each folder's files in one turn, and no two folders in the same one:
     // whatever one folder's reads sent on leaves before the next folder's reads.
     expect(withBytes.map((s) => s.size)).toEqual(folders.map(() => 1))
