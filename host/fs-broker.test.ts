@@ -43,8 +43,13 @@ const fs = () => broker.api.fs
 
 /** The event loop's turns counted as they pass (one step a turn, as other host work would run), until stopped. */
 const countTurns = () => {
-  const counter = { turns: 0, stop: () => void (ticking = false) }
   let ticking = true
+  const counter = {
+    turns: 0,
+    stop: () => {
+      ticking = false
+    },
+  }
   const tick = () => {
     counter.turns++
     if (ticking) setImmediate(tick)
