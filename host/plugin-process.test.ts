@@ -7,12 +7,13 @@
  */
 import { spawn } from "node:child_process"
 import { once } from "node:events"
+import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { makeEventHub } from "./events.ts"
 import { type Host, startHost } from "./host.ts"
-import { permissionFlag } from "./plugin-process/child-flags.ts"
+import { CODE_FLAGS, PROCESS_FLAGS, permissionFlag } from "./plugin-process/child-flags.ts"
 import { makeTempWorld, pidAlive, type TempWorld } from "./testing.ts"
 
 const hostileDir = join(import.meta.dirname, "fixtures/hostile-plugin")
@@ -112,7 +113,12 @@ describe("a hostile plugin in its process", () => {
     expect(host.logger.refusals().some((e) => e.message.includes(`fs.read: ${secret}`))).toBe(true)
     // A malformed batch sent under the channel: one diagnostic, and the plugin goes on (initialize answered).
     expect(host.logger.entries.filter((e) => e.message.includes("malformed message"))).toHaveLength(1)
-    expect(host.pluginProcess()?.pid).toBeGreaterThan(0)
+    const pid = host.pluginProcess()?.pid
+    expect(pid).toBeGreaterThan(0)
+    // It runs under the flags child-flags.ts gives it, Node's own among them (one V8 helper thread).
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+    for (const flag of [...PROCESS_FLAGS, ...CODE_FLAGS, permissionFlag()])
+      expect(commandLine).toContain(flag)
   })
 })
 
