@@ -40,6 +40,8 @@
  *   of dead strings in the driver's heap; seventh pass).
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
+ * - Every host process of both parts starts with HOST_FLAGS, as `npm start`
+ *   starts the terminal front end's.
  *
  *   npm run bench -- isolation [history|live]   (one part only; both by default)
  *
@@ -64,8 +66,8 @@ const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 const workDir = join(repoRoot, "node_modules", ".cache", "isolation-bench")
 
 /**
- * Node flags of both modes' host processes: the front ends' (host/host-flags.ts),
- * or `ISOLATION_HOST_FLAGS` (`none` for V8's defaults).
+ * Node flags of both modes' host processes: the terminal front end's
+ * (host/host-flags.ts), or `ISOLATION_HOST_FLAGS` (`none` for V8's defaults).
  */
 export const HOST_FLAGS: ReadonlyArray<string> =
   process.env.ISOLATION_HOST_FLAGS === undefined

@@ -14,8 +14,8 @@
  * mark-compacts a replay, from run to run, on a heap that does not grow.
  * With 2 MB semi-spaces the isolated host ran 0 to 2 (46 replays), its CPU
  * a frame 4.4–5.6 → 2.3–3.6 µs (docs/performance-log.md, `isolation`,
- * 2026-12-06). `=1` measured the same for the host; 2 leaves the in-process
- * mode (unit tests) less far from V8's default.
+ * 2026-12-06). `=1` measured the same for the host; 2 is the smaller step
+ * from V8's default.
  *
  * Not the ACP front end's: its host writes every update as JSON (young
  * garbage, so it scavenges), and there the flag traded 12–19 MB for a

@@ -60,9 +60,9 @@ export const CODE_FLAGS: ReadonlyArray<string> = [
  * mark beside its main thread, and on a 2-core machine four of them
  * competed with both main threads and the host's: with one, the isolated
  * warm list's CPU went 50.4 → 42.7 ms and its ratio to in-process 1.37x →
- * 1.21x, the cold one's 1.53x → 1.43x, live frames and the 85 MB read
- * unchanged (NOTES.md, Performance, `isolation`). Its heap is small, so one
- * helper keeps up with its marking.
+ * 1.10–1.21x; the cold list, live frames and the 85 MB read stayed within
+ * their spread (NOTES.md, Performance, `isolation`). Its heap is small, so
+ * one helper keeps up with its marking.
  */
 export const PROCESS_FLAGS: ReadonlyArray<string> = ["--v8-pool-size=1"]
 
