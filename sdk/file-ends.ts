@@ -58,6 +58,32 @@ export const endsIn = (
       }
 
 /**
+ * The indexes of the entries `listEnds` visits: files (or links) whose name
+ * ends with `suffix` and, when given, is `nameLength` long.
+ */
+export const matchingEntries = (
+  entries: ReadonlyArray<DirEntry>,
+  suffix: string,
+  nameLength: number | undefined,
+): number[] => {
+  const indexes: number[] = []
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as DirEntry
+    if (
+      (e.kind === "file" || e.kind === "link") &&
+      e.name.endsWith(suffix) &&
+      (nameLength === undefined || e.name.length === nameLength)
+    )
+      indexes.push(i)
+  }
+  return indexes
+}
+
+/** A file of folder `dir` by name, as `listEnds` reads it. */
+export const inFolder = (dir: string, name: string): string =>
+  `${dir.endsWith("/") ? dir.slice(0, -1) : dir}/${name}`
+
+/**
  * `listEnds` made of `list` then one `readEnds` of the matching files, so
  * it refuses exactly what those refuse. `maxEntries`: a larger folder is
  * refused (`refuse` told why), null.
@@ -77,22 +103,12 @@ export const listEndsBy =
         refuse(dir, `holds ${entries.length} entries, more than the ${maxEntries} listEnds lists at once`)
         return null
       }
-      const indexes: number[] = []
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i] as DirEntry
-        if (
-          (e.kind === "file" || e.kind === "link") &&
-          e.name.endsWith(suffix) &&
-          (nameLength === undefined || e.name.length === nameLength)
-        )
-          indexes.push(i)
-      }
+      const indexes = matchingEntries(entries, suffix, nameLength)
       const withEnds = indexes.length <= maxEnds
       visit.entries(entries, withEnds)
-      const folder = dir.endsWith("/") ? dir.slice(0, -1) : dir
       if (indexes.length > 0)
         yield* readEnds(
-          indexes.map((i) => `${folder}/${(entries[i] as DirEntry).name}`),
+          indexes.map((i) => inFolder(dir, (entries[i] as DirEntry).name)),
           withEnds ? headBytes : 0,
           withEnds ? tailBytes : 0,
           (j, ends) => visit.file(indexes[j] as number, ends),

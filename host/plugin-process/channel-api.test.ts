@@ -206,6 +206,51 @@ describe("the plugin API over the channel", () => {
     expect(outside.answer).toBeNull()
   })
 
+  it("reads the ends of a folder larger than a slice in the same call, as the broker does, the slices taken as credit comes", async () => {
+    // 700 files: more than one readEnds slice (at most 512) and more than the
+    // serve side once read at once, when a larger folder got sizes only and
+    // each file was read again (an lstat and a round trip more a file).
+    const dir = join(world.home, ".claude/projects/big")
+    for (let i = 0; i < 700; i++)
+      world.write(join(dir, `s${String(i).padStart(3, "0")}.jsonl`), `h${i}`.padEnd(3000, "x") + `t${i}`)
+    const seen = async (fs: PluginApi["fs"]) => {
+      const out = { withEnds: undefined as boolean | undefined, files: new Map<string, string>() }
+      let names: string[] = []
+      await run(
+        fs.listEnds!(
+          dir,
+          { suffix: ".jsonl", headBytes: 1024, tailBytes: 2048, maxEnds: 10_000 },
+          {
+            entries: (entries, withEnds) => {
+              names = entries.map((e) => e.name)
+              out.withEnds = withEnds
+            },
+            file: (i, ends) => {
+              const name = names[i] as string
+              expect(out.files.has(name)).toBe(false)
+              out.files.set(
+                name,
+                ends
+                  ? `${ends.head.byteLength}:${ends.head[1]}/${ends.tail.byteLength}:${ends.size}`
+                  : "none",
+              )
+            },
+          },
+        ),
+      )
+      return out
+    }
+    const direct = await seen(broker.api.fs)
+    expect(direct.withEnds).toBe(true)
+    expect(direct.files.size).toBe(700)
+    const peers = pair(4096)
+    const laned = await seen(overChannel(peers).fs)
+    expect(laned.withEnds).toBe(true)
+    expect(laned.files).toEqual(direct.files)
+    // Each file's ends crossed once: no sizes-only records besides.
+    expect(peers.lane.bytes).toBeLessThan(700 * (40 + 1024 + 2048) + 64 * 1024)
+  })
+
   it("answers fs, env and storage as the broker does", async () => {
     const file = world.write(join(world.home, ".claude/settings.json"), "x".repeat(200_000))
     expect(await run(api.fs.read(file))).toHaveLength(200_000)

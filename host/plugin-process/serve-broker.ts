@@ -16,9 +16,11 @@
 import { Cause, Effect, Exit, Scope, Stream } from "effect"
 import { z } from "zod"
 import { type Peer, STREAM_WINDOW, type StreamSink } from "../../sdk/channel.ts"
-import { ENDS_HEADER_BYTES, endsRecordBytes, listingRecord, writeEndsRecord } from "../../sdk/ends-wire.ts"
+import { endsRecordBytes, listingRecord, writeEndsRecord } from "../../sdk/ends-wire.ts"
+import { inFolder, matchingEntries } from "../../sdk/file-ends.ts"
 import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker.ts"
+import { LIST_ENDS_MAX_ENTRIES } from "../fs-broker.ts"
 
 const Path = z.object({ path: z.string() })
 const Handle = z.object({ handle: z.number().int() })
@@ -53,15 +55,20 @@ const endsSlice = (headBytes: number, tailBytes: number): number =>
   Math.max(16, Math.min(512, Math.floor(STREAM_WINDOW / 2 / endsRecordBytes(headBytes, tailBytes))))
 
 /**
- * A `readEnds` call as a byte stream (sdk/ends-wire.ts: one record a file),
- * on the byte lane: a slice of files read by the broker, its records written
- * into one fresh buffer (the broker lends its bytes for one visit, so each
- * end is copied once, here), handed to the lane uncopied.
+ * Files' ends as records on the byte lane (sdk/ends-wire.ts: one record a
+ * file): a slice of files read by the broker, its records written into one
+ * fresh buffer (the broker lends its bytes for one visit, so each end is
+ * copied once, here), handed to the lane uncopied, the next slice read once
+ * the plugin has credit for it. `indexOf`: the index each path's record
+ * carries.
  */
-const serveEnds = async (
+const emitEnds = async (
   api: PluginApi,
-  { paths, headBytes, tailBytes }: z.infer<typeof Ends>,
+  paths: ReadonlyArray<string>,
+  headBytes: number,
+  tailBytes: number,
   sink: StreamSink,
+  indexOf: (at: number) => number,
 ): Promise<void> => {
   const readEnds = api.fs.readEnds
   if (!readEnds) throw new Error("this host's broker has no readEnds")
@@ -73,12 +80,16 @@ const serveEnds = async (
     let at = 0
     await run(
       readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
-        at = writeEndsRecord(bytes, at, from + index, ends)
+        at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
       }),
     )
     await sink.emit([bytes.subarray(0, at)])
   }
 }
+
+/** A `readEnds` call as a byte stream, each record under its path's index in the call. */
+const serveEnds = (api: PluginApi, { paths, headBytes, tailBytes }: z.infer<typeof Ends>, sink: StreamSink) =>
+  emitEnds(api, paths, headBytes, tailBytes, sink, (at) => at)
 
 const ListEnds = z.object({
   path: z.string(),
@@ -90,58 +101,36 @@ const ListEnds = z.object({
 })
 
 /**
- * Files whose ends one `listEnds` call reads for the plugin process: its
- * records are held until the call ends (the broker visits them in one go),
- * so a larger folder gets sizes only and the plugin reads the ends it needs
- * with `readEnds`, which streams with credit.
- */
-const LIST_ENDS_READ_AT_ONCE = 512
-
-/**
  * A `listEnds` call as a byte stream: the listing record, then one record a
- * matching file (sdk/ends-wire.ts), in slices the size of a `readEnds`
- * slice's, on the byte lane.
+ * matching file, in `readEnds` slices, each read when the plugin has credit
+ * for it, so a folder of any size holds one slice here at a time and gets
+ * its ends whenever the plugin asks (`maxEnds`). Made, as the broker's own
+ * `listEnds` is (sdk/file-ends.ts `listEndsBy`), of the checked `list` and
+ * `readEnds`: it refuses exactly what they refuse. A folder with more
+ * entries than one listing record carries is null (the plugin then lists it
+ * and reads its files by itself, as for a folder the broker refuses).
+ *
+ * Why not the broker's `listEnds`: it visits a folder's files in one go, so
+ * their records would be held here until the call ended; a large folder had
+ * to be asked for sizes only and read again, an lstat and a round trip more
+ * a file (50,000 sessions in 1,000-file folders: the isolated cold list
+ * twice the in-process one).
  */
 const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
-  const listEnds = api.fs.listEnds
-  if (!listEnds) throw new Error("this host's broker has no listEnds")
-  const maxEnds = Math.min(args.maxEnds, LIST_ENDS_READ_AT_ONCE)
-  let listed: ReadonlyArray<DirEntry> | null = null
-  const slices: Uint8Array[] = []
-  let slice = new Uint8Array(0)
-  let at = 0
-  /** A record's most bytes, and a slice's: sized to the folder, so a small one costs a small buffer. */
-  let recordBytes = ENDS_HEADER_BYTES
-  let sliceBytes = 0
-  const answer = await run(
-    listEnds(
-      args.path,
-      { ...args, maxEnds },
-      {
-        entries: (entries, withEnds) => {
-          listed = entries
-          recordBytes = withEnds ? endsRecordBytes(args.headBytes, args.tailBytes) : ENDS_HEADER_BYTES
-          sliceBytes = Math.min(Math.max(STREAM_WINDOW / 2, recordBytes), entries.length * recordBytes)
-        },
-        file: (index, ends) => {
-          if (slice.byteLength - at < recordBytes) {
-            if (at > 0) slices.push(slice.subarray(0, at))
-            slice = new Uint8Array(sliceBytes)
-            at = 0
-          }
-          at = writeEndsRecord(slice, at, index, ends)
-        },
-      },
-    ),
-  )
+  const entries = await run(api.fs.list(args.path))
   // No listing record: the folder was refused or is missing (null to the plugin).
-  if (answer === null || listed === null) return
-  await sink.emit([listingRecord(listed, answer.withEnds)])
-  if (at > 0) slices.push(slice.subarray(0, at))
-  for (const bytes of slices) {
-    if (sink.signal.aborted) return
-    await sink.emit([bytes])
-  }
+  if (entries === null || entries.length > LIST_ENDS_MAX_ENTRIES || sink.signal.aborted) return
+  const indexes = matchingEntries(entries, args.suffix, args.nameLength)
+  const withEnds = indexes.length <= args.maxEnds
+  await sink.emit([listingRecord(entries, withEnds)])
+  await emitEnds(
+    api,
+    indexes.map((i) => inFolder(args.path, (entries[i] as DirEntry).name)),
+    withEnds ? args.headBytes : 0,
+    withEnds ? args.tailBytes : 0,
+    sink,
+    (at) => indexes[at] as number,
+  )
 }
 
 /** A Zod failure as the one clear error the plugin gets (and the host logs). */
