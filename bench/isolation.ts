@@ -38,12 +38,19 @@
  *   next, and they make the slow rounds (the same log, 2026-12-06). The
  *   frames file is written a piece at a time (built whole, it left ~240 MB
  *   of dead strings in the driver's heap; seventh pass).
+ * - Large folders (bench/scale-corpus.ts: 10,000 sessions in ten project
+ *   folders of 1,000, the scale benchmark's corpus): list_sessions cold and
+ *   warm, each round a fresh worker process per mode, as the history list.
+ *   A folder past one `readEnds` slice of the byte lane is what the
+ *   1,000-session corpus (40 files a folder) never meets: until 2026-12-06
+ *   such a folder got sizes only over the channel and each file was read
+ *   again (the isolated cold list twice the in-process one at 50,000).
  * - Memory: the plugin process's resident set idle after activation and
  *   after the calls, and its peak.
  * - Every host process of both parts starts with HOST_FLAGS, as `npm start`
  *   starts the terminal front end's.
  *
- *   npm run bench -- isolation [history|live]   (one part only; both by default)
+ *   npm run bench -- isolation [history|large|live]   (one part only; all by default)
  *
  * Last line: `isolation: …` (targets: the list at most 1.3x in-process, live
  * frames at most 1.2x).
@@ -57,6 +64,7 @@ import { createInterface } from "node:readline"
 import { HOST_NODE_FLAGS } from "../host/host-flags.ts"
 import { ensureCorpus } from "./corpus.ts"
 import { recordedLines, repetition } from "./recordings.ts"
+import { ensureListCorpus } from "./scale-corpus.ts"
 
 const RUNS = Number(process.env.ISOLATION_RUNS ?? 7)
 const LIST_RUNS = 2 * RUNS
@@ -295,20 +303,21 @@ const live = async (path: string) => {
 export const main = async (args: ReadonlyArray<string> = []): Promise<void> => {
   mkdirSync(workDir, { recursive: true })
   const part = args[0] ?? "all"
-  if (!["all", "history", "live"].includes(part))
-    throw new Error(`isolation: no part ${part} (history, live)`)
+  if (!["all", "history", "large", "live"].includes(part))
+    throw new Error(`isolation: no part ${part} (history, large, live)`)
   const load = () =>
     loadavg()
       .map((x) => x.toFixed(2))
       .join(" ")
   console.log(`load average before: ${load()} (${availableParallelism()} cores)`)
-  const history = part === "live" ? undefined : historyPart()
-  const liveFigures = part === "history" ? undefined : await livePart()
+  const history = part === "all" || part === "history" ? historyPart() : undefined
+  const large = part === "all" || part === "large" ? largePart() : undefined
+  const liveFigures = part === "all" || part === "live" ? await livePart() : undefined
   console.log(`load average after: ${load()}`)
   console.log(
     "isolated over in-process, medians of per-round ratios (targets: list <= 1.3x, live frames <= 1.2x)",
   )
-  console.log(`isolation: ${[history, liveFigures].filter((x) => x !== undefined).join("; ")}`)
+  console.log(`isolation: ${[history, large, liveFigures].filter((x) => x !== undefined).join("; ")}`)
 }
 
 /** The history rounds; returns the headline's part. */
@@ -372,6 +381,41 @@ const historyPart = (): string => {
   )
 
   return `list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm (CPU ${coldCpu.toFixed(2)}x, ${warmCpu.toFixed(2)}x); read ${read.toFixed(2)}x; plugin process ${mb(median(iso.map((r) => r.pluginIdleRss)))} idle, ${mb(median(isoRead.map((r) => r.pluginPeak)))} peak on the read`
+}
+
+/** Sessions of the large-folder list, and the scale corpus they are the first of. */
+const LARGE_SESSIONS = 10_000
+const LARGE_OF = 50_000
+
+/** The large-folder list rounds; returns the headline's part. */
+const largePart = (): string => {
+  const home = homeOver("home-large", ensureListCorpus(LARGE_SESSIONS, LARGE_OF))
+  console.log(
+    `large folders: ${LARGE_SESSIONS} sessions in folders of 1,000 (bench/scale-corpus.ts), ${RUNS} rounds, each a fresh host process per mode`,
+  )
+  const lists: Array<Record<Mode, Round>> = []
+  for (let i = 0; i < RUNS; i++) {
+    const list = {} as Record<Mode, Round>
+    for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) list[mode] = worker(mode, "list", home)
+    if (list.process.count !== list["in-process"].count)
+      throw new Error(
+        `the modes answered differently: ${list.process.count} against ${list["in-process"].count}`,
+      )
+    lists.push(list)
+  }
+  for (const mode of MODES) {
+    const l = lists.map((r) => r[mode])
+    console.log(
+      `${mode.padEnd(11)} large list cold ${fixed(median(l.map((r) => r.coldMs ?? 0))).padStart(6)} ms   warm ${fixed(median(l.map((r) => r.warmMs ?? 0))).padStart(6)} ms   CPU cold ${fixed(median(l.map((r) => r.coldCpuMs ?? 0)))} ms, warm ${fixed(median(l.map((r) => r.warmCpuMs ?? 0)))} ms   (${l[0]?.count} sessions)`,
+    )
+    console.log(
+      `${"".padEnd(11)} runs cold: ${l.map((r) => (r.coldMs ?? 0).toFixed(0)).join(", ")}; warm: ${l.map((r) => (r.warmMs ?? 0).toFixed(0)).join(", ")}`,
+    )
+  }
+  const cold = pairedRatio(lists, (r) => r.coldMs ?? 0)
+  const warm = pairedRatio(lists, (r) => r.warmMs ?? 0)
+  const coldCpu = pairedRatio(lists, (r) => r.coldCpuMs ?? 0)
+  return `large-folder list ${cold.toFixed(2)}x cold, ${warm.toFixed(2)}x warm (CPU ${coldCpu.toFixed(2)}x cold)`
 }
 
 /** The live rounds; returns the headline's part. */
