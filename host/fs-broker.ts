@@ -116,15 +116,30 @@ const ENDS_CONCURRENCY = 16
 
 const realOrNull = (path: string): Promise<string | null> => realpath(path).catch(() => null)
 
-/** The scope roots plus where each really lives (a temp HOME under a linked /tmp, a linked ~/.claude). */
-const withRealRoots = async (roots: ReadonlyArray<ScopeRoot>): Promise<ReadonlyArray<ScopeRoot>> => {
-  const real = await Promise.all(
-    roots.map(async (r) => {
-      const target = await realOrNull(r.root)
-      return target && target !== r.root ? { ...r, root: target } : null
-    }),
-  )
-  return [...roots, ...real.filter((r): r is ScopeRoot => r !== null)]
+/**
+ * Whether a root of `roots`, or the place one really lives (a temp HOME
+ * under a linked /tmp, a linked ~/.claude), passes a test. Each root's real
+ * place is worked out only when an answer needs it, and once: `first` (the
+ * root that covers the path being checked) is asked first, and mostly
+ * settles it, so a check under a linked ~/.claude costs one realpath for
+ * the roots, not one a root. For one check at a time (its questions in turn).
+ */
+const grantedRoots = (roots: ReadonlyArray<ScopeRoot>, first?: ScopeRoot) => {
+  const order = first === undefined ? roots : [first, ...roots.filter((r) => r !== first)]
+  const real: Array<ScopeRoot | null> = []
+  return async (test: (root: ScopeRoot) => boolean): Promise<boolean> => {
+    if (roots.some(test)) return true
+    for (let i = 0; i < order.length; i++) {
+      if (i === real.length) {
+        const root = order[i] as ScopeRoot
+        const target = await realOrNull(root.root)
+        real.push(target && target !== root.root ? { ...root, root: target } : null)
+      }
+      const root = real[i]
+      if (root && test(root)) return true
+    }
+    return false
+  }
 }
 
 const inAny = (roots: ReadonlyArray<ScopeRoot>, path: string) => roots.some((r) => covers(r, path))
@@ -210,11 +225,12 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
     const real = await realOrNull(normal)
     if (real === null) return { ok: false } // missing: null, not a refusal
     // Every path below lies in a scope too: a subtree scope covers the path, and its real place.
-    const below = (granted: ReadonlyArray<ScopeRoot>, at: string) =>
-      granted.some((r) => r.subtree && covers(r, at))
-    if (real === normal) return { ok: true, real, below: below(roots, normal) } // no link anywhere on the path
-    const granted = await withRealRoots(roots)
-    if (!inAny(granted, real)) {
+    const subtreeOver = (at: string) => (r: ScopeRoot) => r.subtree && covers(r, at)
+    const below = roots.some(subtreeOver(normal))
+    if (real === normal) return { ok: true, real, below } // no link anywhere on the path
+    const granted = grantedRoots(roots, scope)
+    const grants = (at: string) => granted((r) => covers(r, at))
+    if (!(await grants(real))) {
       report(path, `a link leads to ${real}, outside every fs.read scope`)
       return { ok: false }
     }
@@ -228,12 +244,12 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
       if (!info?.isSymbolicLink()) continue
       const target = await realOrNull(prefix)
       if (target === null) return { ok: false }
-      if (!inAny(granted, target)) {
+      if (!(await grants(target))) {
         report(path, `the link ${prefix} leads to ${target}, outside every fs.read scope`)
         return { ok: false }
       }
     }
-    return { ok: true, real, below: below(roots, normal) && below(granted, real) }
+    return { ok: true, real, below: below && (await granted(subtreeOver(real))) }
   }
 
   /**
@@ -253,7 +269,10 @@ export const makeFsBroker = (options: FsBrokerOptions): FsShape => {
     try {
       const stats = await handle.stat()
       const real = await openedAt(handle, stats, access.real)
-      if (real === null || (real !== access.real && !inAny(await withRealRoots(scopes.roots()), real))) {
+      if (
+        real === null ||
+        (real !== access.real && !(await grantedRoots(scopes.roots())((r) => covers(r, real))))
+      ) {
         refuse(
           path,
           `changed while it was opened: the open file is ${real ?? "nowhere"}, outside every fs.read scope`,
