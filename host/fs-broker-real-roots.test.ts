@@ -8,7 +8,7 @@
  * at 50,000 sessions, each of them a realpath of every root before).
  */
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
-import * as promises from "node:fs/promises"
+import type * as promises from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
