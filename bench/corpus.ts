@@ -471,7 +471,8 @@ export const ensureCorpus = (log: (line: string) => void = console.log): Corpus 
         readBytes: Number(readBytes),
       }
   }
-  rmSync(corpusRoot, { recursive: true, force: true })
+  // Only this corpus's own parts: the scale benchmark's corpora live beside them (bench/scale-corpus.ts).
+  for (const part of [listConfigDir, readConfigDir, stampPath]) rmSync(part, { recursive: true, force: true })
   const started = Date.now()
   log(
     `corpus: writing ${LIST_SESSIONS} sessions (~${(LIST_BYTES / 1e9).toFixed(1)} GB) and one ${READ_BYTES / 1e6} MB transcript into ${corpusRoot}`,
