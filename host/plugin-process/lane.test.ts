@@ -6,6 +6,7 @@
  * into a buffer again only once every piece of it was lent and given back:
  * a kept piece, or one still lent, leaves its view intact.
  */
+import fc from "fast-check"
 import { describe, expect, it, vi } from "vitest"
 import type { PieceFate } from "../../sdk/channel.ts"
 import {
@@ -13,6 +14,7 @@ import {
   HEADER_BYTES,
   LANE_BUFFER,
   LANE_IDLE_MS,
+  LaneBytes,
   makeLaneReader,
   type ReadInto,
   readLane,
@@ -89,6 +91,43 @@ describe("the byte lane's frames", () => {
     const { pieces } = readAll([bytes])
     expect(pieces.every((p) => p.buffer === bytes.buffer)).toBe(true)
     expect(pieces[0]?.byteOffset).toBe(HEADER_BYTES)
+  })
+
+  it("are searched for a byte with Node's native search (a plugin splits lines with indexOf)", () => {
+    const { pieces } = readAll([wire()])
+    expect(pieces.every((p) => p instanceof LaneBytes)).toBe(true)
+  })
+})
+
+describe("LaneBytes", () => {
+  it("finds what a Uint8Array finds, for any value and start", () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.nat({ max: 8 }),
+        fc.oneof(fc.integer({ min: -3, max: 260 }), fc.double(), fc.constantFrom(10, 0, 255, 256, -1, 10.5)),
+        fc.option(fc.oneof(fc.integer({ min: -80, max: 80 }), fc.double()), { nil: undefined }),
+        (content, offset, value, from) => {
+          const backing = new Uint8Array(offset + content.length)
+          backing.set(content, offset)
+          const plain = backing.subarray(offset)
+          const lane = new LaneBytes(backing.buffer, offset, content.length)
+          expect(lane.indexOf(value, from)).toBe(plain.indexOf(value, from))
+        },
+      ),
+    )
+  })
+
+  it("is a Uint8Array in all else: a slice copies, and what it makes is plain", () => {
+    const backing = Uint8Array.from([1, 10, 2, 10, 3])
+    const lane = new LaneBytes(backing.buffer, 1, 3)
+    const copy = lane.slice(0, 2)
+    backing[1] = 99
+    expect(Array.from(copy)).toEqual([10, 2])
+    expect(lane.subarray(1).constructor).toBe(Uint8Array)
+    expect(lane.map((b) => b + 1).constructor).toBe(Uint8Array)
+    expect(lane.indexOf(10)).toBe(2)
+    expect(new TextDecoder().decode(lane)).toBe("c\u0002\n")
   })
 })
 

@@ -21,6 +21,7 @@
  *   each stream may have in flight, the lane only carries it.
  */
 
+import { Buffer } from "node:buffer"
 import type { PieceFate } from "../../sdk/channel.ts"
 
 /** The lane's file descriptor in the plugin process (after stdin, stdout, stderr and the IPC channel). */
@@ -37,10 +38,34 @@ export const frameHeader = (sid: number, length: number): Uint8Array => {
   return header
 }
 
+const nativeIndexOf = Buffer.prototype.indexOf
+
+/**
+ * A piece the lane delivers: a Uint8Array whose search for one byte is
+ * Node's native one (a Buffer's, memchr), not V8's element loop, which is
+ * ~35x slower on this machine (0.55 against 0.016 ms a MiB, Node 20). A
+ * plugin splits what the lane carries into lines with `indexOf(10)` (a
+ * transcript read, a CLI's stdout), as it does the host's Buffers
+ * in-process: with plain arrays the isolated read of a 1 GB transcript
+ * took 2.5x the in-process one. Everything else is a Uint8Array's own (a
+ * `slice` copies, as a Buffer's would not), and what it makes is plain.
+ */
+export class LaneBytes extends Uint8Array {
+  static get [Symbol.species](): Uint8ArrayConstructor {
+    return Uint8Array
+  }
+
+  override indexOf(value: number, from?: number): number {
+    return (value & 255) === value && (from === undefined || (from >= 0 && Number.isInteger(from)))
+      ? nativeIndexOf.call(this, value, from ?? 0)
+      : super.indexOf(value, from)
+  }
+}
+
 /**
  * A parser of the lane's bytes as they are read: `push` each read, `deliver`
  * hears every piece of every frame's payload (never empty), as a view of the
- * pushed bytes.
+ * pushed bytes (`LaneBytes`).
  */
 export const makeLaneReader = (deliver: (sid: number, piece: Uint8Array) => void) => {
   const header = new Uint8Array(HEADER_BYTES)
@@ -64,7 +89,7 @@ export const makeLaneReader = (deliver: (sid: number, piece: Uint8Array) => void
           continue
         }
         const take = Math.min(left, bytes.byteLength - at)
-        deliver(sid, bytes.subarray(at, at + take))
+        deliver(sid, new LaneBytes(bytes.buffer as ArrayBuffer, bytes.byteOffset + at, take))
         left -= take
         at += take
       }
