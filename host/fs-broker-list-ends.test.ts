@@ -11,13 +11,11 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { DirEntry, FsShape, ListEndsOptions } from "../sdk/plugin-api.ts"
-import { type HostBroker, makeBroker } from "./broker.ts"
+import type { HostBroker } from "./broker.ts"
 import { makeFsBroker } from "./fs-broker.ts"
-import { loadManifest } from "./manifest.ts"
 import { makeScopeSet } from "./scopes.ts"
-import { makeTempWorld, type TempWorld } from "./testing.ts"
+import { brokerIn, makeTempWorld, type TempWorld } from "./testing.ts"
 
-const repoRoot = join(import.meta.dirname, "..")
 const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes)
 
@@ -26,11 +24,7 @@ let broker: HostBroker
 
 beforeEach(async () => {
   world = makeTempWorld("cvg-list-ends-")
-  broker = await makeBroker(await loadManifest(repoRoot), {
-    home: world.home,
-    hostDataDir: world.hostData,
-    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
-  })
+  broker = await brokerIn(world)
 })
 afterEach(async () => {
   await broker.close()

@@ -12,9 +12,8 @@ import type * as promises from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
-import { type HostBroker, makeBroker } from "./broker.ts"
-import { loadManifest } from "./manifest.ts"
-import { makeTempWorld, type TempWorld } from "./testing.ts"
+import type { HostBroker } from "./broker.ts"
+import { brokerIn, makeTempWorld, type TempWorld } from "./testing.ts"
 
 const realpaths: string[] = []
 vi.mock("node:fs/promises", async (original) => {
@@ -28,7 +27,6 @@ vi.mock("node:fs/promises", async (original) => {
   }
 })
 
-const repoRoot = join(import.meta.dirname, "..")
 const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
 
 let world: TempWorld
@@ -43,11 +41,7 @@ beforeEach(async () => {
   mkdirSync(folder, { recursive: true })
   for (let i = 0; i < 3; i++) writeFileSync(join(folder, `s${i}.jsonl`), `{"n":${i}}\n`)
   symlinkSync(config, join(world.home, ".claude"))
-  broker = await makeBroker(await loadManifest(repoRoot), {
-    home: world.home,
-    hostDataDir: world.hostData,
-    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
-  })
+  broker = await brokerIn(world)
 })
 
 afterEach(async () => {

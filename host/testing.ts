@@ -1,11 +1,13 @@
 /**
  * Test helpers for the host: a throwaway world (HOME, workspace, data, a
  * folder outside every scope, a bin folder for fake commands) in one temp
- * folder, and fake executables.
+ * folder, fake executables, and the repository's broker over such a world.
  */
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { type HostBroker, makeBroker } from "./broker.ts"
+import { loadManifest } from "./manifest.ts"
 
 export interface TempWorld {
   /** Real path of the temp folder. */
@@ -69,3 +71,11 @@ export const pidAlive = (pid: number): boolean => {
     return true
   }
 }
+
+/** The repository's plugin's broker over `world`: its HOME, its host data, a login PATH of the system's. */
+export const brokerIn = async (world: TempWorld): Promise<HostBroker> =>
+  makeBroker(await loadManifest(join(import.meta.dirname, "..")), {
+    home: world.home,
+    hostDataDir: world.hostData,
+    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
+  })
