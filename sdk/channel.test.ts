@@ -294,3 +294,133 @@ describe("the channel", () => {
     await expect(readBytes(a.open("bad"))).rejects.toThrow(/non-byte item/)
   })
 })
+
+/**
+ * Peers whose b side can say when a batch is written: b's writes resolve
+ * only when the test lets them (`written`), so the test sees how many of an
+ * answer's parts are out at once.
+ */
+/** The part size the tests use: an answer's array crosses in parts past four of them. */
+const PART = 2000
+
+const writtenPair = (auto = false) => {
+  const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
+  const batches: Message[][] = []
+  const waiting: Array<() => void> = []
+  let failNext: unknown
+  const port = (self: "a" | "b", other: "a" | "b"): Port => ({
+    post: (batch) => {
+      if (self === "b") batches.push([...batch])
+      const copy = structuredClone(batch)
+      setImmediate(() => listeners[other]?.(copy))
+    },
+    listen: (receive) => {
+      listeners[self] = receive
+    },
+    later: (flush) => void setImmediate(flush),
+    ...(self === "b" && {
+      postWhenWritten: (batch: ReadonlyArray<Message>) =>
+        new Promise<void>((resolve, reject) => {
+          if (failNext !== undefined) return reject(failNext)
+          batches.push([...batch])
+          const copy = structuredClone(batch)
+          setImmediate(() => listeners.a?.(copy))
+          if (auto) setImmediate(resolve)
+          else waiting.push(resolve)
+        }),
+    }),
+  })
+  return {
+    a: makePeer(port("a", "b"), { partBytes: PART }),
+    b: makePeer(port("b", "a"), { partBytes: PART }),
+    batches,
+    /** Writes sent and not yet let through. */
+    waiting,
+    failParts: (error: unknown) => {
+      failNext = error
+    },
+    /** A batch handed to a as if b had sent it. */
+    inject: (batch: Message[]) => listeners.a?.(structuredClone(batch)),
+  }
+}
+
+describe("a large answer", () => {
+  /** An answer whose `items` are `n` entries of ~120 bytes as JSON. */
+  const history = (n: number) => ({
+    title: "t",
+    items: Array.from({ length: n }, (_, i) => ({ i, text: `item ${i}`.padEnd(100, ".") })),
+    subagents: Array.from({ length: 10 }, (_, i) => `a${i}`),
+    short: [1, 2, 3],
+  })
+
+  it("crosses in parts, one written before the next is sent, and arrives whole", async () => {
+    const { a, b, batches, waiting } = writtenPair()
+    const sent = history(200)
+    b.handle("read", () => sent)
+    let answered = false
+    const answer = a.request("read").finally(() => {
+      answered = true
+    })
+    // Each part waits for the last to be written: one out at a time.
+    while (!answered) {
+      await tick()
+      expect(waiting.length).toBeLessThanOrEqual(1)
+      waiting.shift()?.()
+    }
+    expect(await answer).toEqual(sent)
+    const partBatches = batches.filter((batch) => batch.some((m) => m.t === "part"))
+    expect(partBatches.every((batch) => batch.length === 1)).toBe(true)
+    const sizes = partBatches.map((batch) => (batch[0] as unknown as { entries: unknown[] }).entries.length)
+    // ~120 bytes an entry: about PART bytes a part.
+    expect(sizes.slice(0, -1).every((n) => n * 120 <= PART * 1.2 && n * 120 >= PART * 0.8)).toBe(true)
+    expect(sizes.reduce((x, y) => x + y, 0)).toBe(200)
+    const res = batches.flat().find((m) => m.t === "res")
+    expect(res).toMatchObject({
+      parts: ["items"],
+      value: { items: [], subagents: sent.subagents, short: [1, 2, 3] },
+    })
+  })
+
+  it("arrays within four parts, and ports that cannot say a batch was written, cross whole", async () => {
+    const small = writtenPair(true)
+    small.b.handle("read", () => history(50))
+    expect(((await small.a.request("read")) as { items: unknown[] }).items).toHaveLength(50)
+    expect(small.batches.flat().filter((m) => m.t === "part")).toHaveLength(0)
+
+    const { a, b, posted } = pair()
+    b.handle("read", () => history(5000))
+    expect(((await a.request("read")) as { items: unknown[] }).items).toHaveLength(5000)
+    expect(posted.b).toBe(1)
+  })
+
+  it("a part that cannot be written fails its call with that error; the call after it is answered", async () => {
+    const { a, b, failParts, waiting } = writtenPair()
+    b.handle("read", () => history(200))
+    b.handle("ping", () => "pong")
+    failParts({ _tag: "Unserializable", message: "a part the channel cannot carry" })
+    const error = await a.request("read").catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ChannelError)
+    expect((error as ChannelError).wire._tag).toBe("Unserializable")
+    expect(waiting).toHaveLength(0)
+    expect(await a.request("ping")).toBe("pong")
+  })
+
+  it("parts for no waiting call, or naming what the answer has no array under, change nothing", async () => {
+    const { a, b, inject } = writtenPair(true)
+    // The answer is forged below: b never answers on its own.
+    b.handle("read", () => new Promise(() => {}))
+    const answer = a.request("read")
+    await tick()
+    inject([
+      { t: "part", id: 99, key: "items", entries: [7] },
+      { t: "part", id: 1, key: "items", entries: [1, 2] },
+      { t: "part", id: 1, key: "n", entries: [9] },
+      { t: "part", id: 1, key: "__proto__", entries: [9] },
+      { t: "part", id: 1, key: "items", entries: [3] },
+      { t: "res", id: 1, value: { items: [], n: 2 }, parts: ["items", "n", "__proto__"] },
+    ])
+    const value = (await answer) as Record<string, unknown>
+    expect(value).toEqual({ items: [1, 2, 3], n: 2 })
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype)
+  })
+})

@@ -21,6 +21,16 @@
  *   before it pulls the next) gives each batch's lane pieces back to the port
  *   at its next pull, its cancel or its end (`releaseBytes`), so the lane may
  *   read into their buffer again; every other reader's pieces are its to keep.
+ * - An answer with a top-level array that looks larger than four parts
+ *   (`PART_BYTES`, judged from a sample of its entries as JSON) crosses in
+ *   parts where the port can say when a batch is written
+ *   (`postWhenWritten`): each such array a slice of about `PART_BYTES` at a
+ *   time, the next slice sent once the last is written, then the rest of
+ *   the answer, which names the arrays that came in parts. (By count, a
+ *   list's small summaries paid for parts they did not need: the isolated
+ *   warm list of 10,000 sessions +20%.) Neither side then holds the whole answer
+ *   serialized (a 1 GB transcript's history is ~113 MB so: the plugin
+ *   process held it beside its objects, the host its pieces and their join).
  * - One close path: `close` fails every pending request and ends every stream.
  * - No Node module: the plugin side of this file runs inside the sandbox.
  */
@@ -34,7 +44,18 @@ export interface WireError {
 
 export type Message =
   | { readonly t: "req"; readonly id: number; readonly op: string; readonly args: unknown }
-  | { readonly t: "res"; readonly id: number; readonly value: unknown }
+  | {
+      readonly t: "res"
+      readonly id: number
+      readonly value: unknown
+      readonly parts?: ReadonlyArray<string>
+    }
+  | {
+      readonly t: "part"
+      readonly id: number
+      readonly key: string
+      readonly entries: ReadonlyArray<unknown>
+    }
   | { readonly t: "err"; readonly id: number; readonly error: WireError }
   | { readonly t: "note"; readonly op: string; readonly args: unknown }
   | { readonly t: "open"; readonly sid: number; readonly op: string; readonly args: unknown }
@@ -46,6 +67,12 @@ export type Message =
 /** How messages travel: `post` hands one batch over, `listen` hears the other side's batches. */
 export interface Port {
   readonly post: (batch: ReadonlyArray<Message>) => void
+  /**
+   * Hand one batch over and resolve once it is written (rejects when it
+   * cannot be): where a port has it, a large answer crosses in parts, each
+   * sent when the last was written.
+   */
+  readonly postWhenWritten?: (batch: ReadonlyArray<Message>) => Promise<void>
   readonly listen: (receive: (batch: ReadonlyArray<Message>) => void) => void
   /** Run `flush` soon, after the work already queued (a host: setImmediate). */
   readonly later: (flush: () => void) => void
@@ -84,6 +111,42 @@ export class ChannelError extends Error {
   constructor(readonly wire: WireError) {
     super(wire.message)
   }
+}
+
+/** About how much of an answer's array one part carries (see the rules). */
+export const PART_BYTES = 4 * 1024 * 1024
+
+/** Entries of an array sampled to judge its size, evenly spread. */
+const SAMPLED = 16
+
+/** An array's JSON size judged from a sample of its entries (an entry JSON cannot write counts as empty). */
+const judgedBytes = (entries: ReadonlyArray<unknown>): number => {
+  const step = Math.max(1, Math.floor(entries.length / SAMPLED))
+  let bytes = 0
+  let sampled = 0
+  for (let i = 0; i < entries.length && sampled < SAMPLED; i += step, sampled++) {
+    try {
+      bytes += JSON.stringify(entries[i])?.length ?? 0
+    } catch {
+      // A cycle or a BigInt: the serializer will say what it makes of it.
+    }
+  }
+  return sampled === 0 ? 0 : (bytes / sampled) * entries.length
+}
+
+/** The arrays of `value` (a plain object) that cross in parts, each with its entries a part. */
+const partedArrays = (value: unknown, partBytes: number): Array<{ key: string; perPart: number }> => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return []
+  if (Object.getPrototypeOf(value) !== Object.prototype) return []
+  const parted: Array<{ key: string; perPart: number }> = []
+  for (const key of Object.keys(value)) {
+    const entries = (value as Record<string, unknown>)[key]
+    if (!Array.isArray(entries) || key === "__proto__" || entries.length < 2) continue
+    const bytes = judgedBytes(entries)
+    if (bytes <= 4 * partBytes) continue
+    parted.push({ key, perPart: Math.max(1, Math.floor((partBytes * entries.length) / bytes)) })
+  }
+  return parted
 }
 
 /** Credit a consumer keeps open per stream: the producer's lead over the reader. */
@@ -184,10 +247,17 @@ interface Reading {
   endAt: { readonly laneBytes: number; readonly error: WireError | null } | null
 }
 
-export const makePeer = (port: Port): Peer => {
+export interface PeerOptions {
+  /** About how much of a large answer's array one part carries (PART_BYTES; tests make it small). */
+  readonly partBytes?: number
+}
+
+export const makePeer = (port: Port, { partBytes = PART_BYTES }: PeerOptions = {}): Peer => {
   let nextId = 0
   let closedWith: WireError | null = null
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  /** The parts of answers still coming, by request id, then by key. */
+  const parts = new Map<number, Map<string, unknown[]>>()
   const handlers = new Map<string, RequestHandler>()
   const noteHandlers = new Map<string, NoteHandler>()
   const streamHandlers = new Map<string, StreamHandler>()
@@ -227,9 +297,53 @@ export const makePeer = (port: Port): Peer => {
       return
     }
     Promise.resolve(out).then(
-      (value) => send({ t: "res", id, value }),
+      (value) => {
+        const parted = port.postWhenWritten ? partedArrays(value, partBytes) : []
+        if (parted.length === 0) send({ t: "res", id, value })
+        else void answerInParts(id, value as Record<string, unknown>, parted)
+      },
       (error) => send({ t: "err", id, error: toWireError(error) }),
     )
+  }
+
+  /** A large answer (see the rules): its long arrays a slice at a time, each once the last was written, then the rest. */
+  const answerInParts = async (
+    id: number,
+    value: Record<string, unknown>,
+    parted: ReadonlyArray<{ key: string; perPart: number }>,
+  ) => {
+    const post = port.postWhenWritten as NonNullable<Port["postWhenWritten"]>
+    // What was queued before the answer goes before its parts.
+    flush()
+    try {
+      for (const { key, perPart } of parted) {
+        const entries = value[key] as unknown[]
+        for (let at = 0; at < entries.length; at += perPart) {
+          if (closedWith !== null) return
+          await post([{ t: "part", id, key, entries: entries.slice(at, at + perPart) }])
+        }
+      }
+    } catch (error) {
+      send({ t: "err", id, error: toWireError(error) })
+      return
+    }
+    const rest: Record<string, unknown> = { ...value }
+    for (const { key } of parted) rest[key] = []
+    send({ t: "res", id, value: rest, parts: parted.map(({ key }) => key) })
+  }
+
+  /** An answer whose arrays came in parts, put back together (only keys the answer holds an array under). */
+  const withParts = (
+    value: unknown,
+    keys: ReadonlyArray<string>,
+    got: Map<string, unknown[]> | undefined,
+  ) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return value
+    const whole: Record<string, unknown> = { ...value }
+    for (const key of keys)
+      if (key !== "__proto__" && Array.isArray(whole[key]) && Object.hasOwn(whole, key))
+        whole[key] = got?.get(key) ?? []
+    return whole
   }
 
   const startServing = (sid: number, op: string, args: unknown) => {
@@ -295,13 +409,24 @@ export const makePeer = (port: Port): Peer => {
         else answer(message.id, () => handler(message.args))
         return
       }
+      case "part": {
+        if (!pending.has(message.id) || !Array.isArray(message.entries)) return
+        const byKey = parts.get(message.id) ?? new Map<string, unknown[]>()
+        parts.set(message.id, byKey)
+        const entries = byKey.get(message.key)
+        if (entries === undefined) byKey.set(message.key, [...message.entries])
+        else for (const entry of message.entries) entries.push(entry)
+        return
+      }
       case "res":
       case "err": {
+        const got = parts.get(message.id)
+        parts.delete(message.id)
         const waiter = pending.get(message.id)
         if (!waiter) return
         pending.delete(message.id)
-        if (message.t === "res") waiter.resolve(message.value)
-        else waiter.reject(new ChannelError(message.error))
+        if (message.t === "err") waiter.reject(new ChannelError(message.error))
+        else waiter.resolve(message.parts ? withParts(message.value, message.parts, got) : message.value)
         return
       }
       case "note":
@@ -467,6 +592,7 @@ export const makePeer = (port: Port): Peer => {
       outbox = []
       const waiting = [...pending.values()]
       pending.clear()
+      parts.clear()
       for (const w of waiting) w.reject(new ChannelError(reason))
       for (const sid of [...served.keys()]) stopServing(sid)
       for (const r of reading.values()) {

@@ -4,10 +4,13 @@
  * buffer arrives whole; a plugin process that dies while its answer is
  * still crossing fails that call clearly (nothing half-read is taken for a
  * message), and the next call starts a new process that answers whole; an
- * answer no serializer can carry fails only its own call.
+ * answer no serializer can carry fails only its own call; an answer with a
+ * long array crosses in parts and arrives whole, and a part no serializer
+ * can carry fails its call the same way.
  */
 import { readFileSync } from "node:fs"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
+import { PART_BYTES } from "../../sdk/channel.ts"
 import type { Host } from "../host.ts"
 import { startStreamHost } from "./stream-host.ts"
 import { makeTempWorld, type TempWorld } from "../testing.ts"
@@ -40,6 +43,41 @@ describe("answers, between real processes", () => {
     expect(run_id.startsWith(`${size}:xxx`)).toBe(true)
     expect(run_id.endsWith("xxx")).toBe(true)
     expect(host!.logger.entries.filter((e) => e.message.includes("malformed"))).toEqual([])
+  })
+
+  it("carries an answer with a long array in parts (sdk/channel.ts), whole and in order", async () => {
+    // Six parts' worth: entries of 2 KB.
+    const n = Math.ceil((6 * PART_BYTES) / 2048)
+    const got = (await host!.call("stream", "prompt", {
+      sessionId: "s",
+      text: JSON.stringify({ file: "", answerEntries: n, entryBytes: 2048 }),
+    })) as unknown as { run_id: string; entries: Array<{ i: number; text: string }> }
+    expect(got.run_id).toBe("entries")
+    expect(got.entries).toHaveLength(n)
+    expect(got.entries.every((e, i) => e.i === i && e.text === `entry ${i}`.padEnd(2048, "."))).toBe(true)
+    expect(host!.logger.entries.filter((e) => e.message.includes("malformed"))).toEqual([])
+  })
+
+  it("a part the serializer cannot carry fails its call clearly; the process goes on", async () => {
+    const h = host!
+    const pid = h.pluginProcess()!.pid
+    const failed = await h
+      .call("stream", "prompt", {
+        sessionId: "s",
+        text: JSON.stringify({
+          file: "",
+          answerEntries: Math.ceil((6 * PART_BYTES) / 2048),
+          entryBytes: 2048,
+          badEntryAt: Math.ceil((3 * PART_BYTES) / 2048),
+        }),
+      })
+      .then(
+        () => "answered",
+        (e: unknown) => String((e as { message?: unknown })?.message ?? e),
+      )
+    expect(failed).toMatch(/cannot carry/)
+    expect((await answer(h, 1000)).run_id.length).toBe(1000)
+    expect(h.pluginProcess()!.pid).toBe(pid)
   })
 
   it("an answer the serializer cannot carry fails its call clearly; the process goes on", async () => {

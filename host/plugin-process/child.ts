@@ -66,6 +66,21 @@ const post = (batch: ReadonlyArray<Message>) => {
     }
   }
 }
+/** A batch handed over, resolved once written (a large answer's parts go one at a time: sdk/channel.ts). */
+const postWhenWritten = (batch: ReadonlyArray<Message>): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const failed = (error: unknown) =>
+      reject({
+        _tag: "Unserializable",
+        message: `a part of an answer the channel cannot carry (${String(error)})`,
+      })
+    try {
+      send(batch, undefined, undefined, (error: Error | null) => (error ? failed(error) : resolve()))
+    } catch (error) {
+      if (!process.connected) process.exit(0)
+      failed(error)
+    }
+  })
 const report = (what: string) => post([{ t: "note", op: "sandbox.refused", args: { what } }])
 const log = (level: "info" | "warn", text: string) =>
   post([{ t: "note", op: "log", args: { level, message: text.trimEnd(), data: { from: "console" } } }])
@@ -79,6 +94,7 @@ const readLaneFd: ReadInto = (buffer, at, length, done) => read(LANE_FD, buffer,
 
 const port: Port = {
   post,
+  postWhenWritten,
   listenBytes: (deliver) => {
     lane = readLane(readLaneFd, deliver)
   },

@@ -33,7 +33,13 @@ import { compileCheck } from "../../wire-check.ts"
 const Envelope = z.array(
   z.discriminatedUnion("t", [
     z.object({ t: z.literal("req"), id: z.number(), op: z.string(), args: z.unknown() }),
-    z.object({ t: z.literal("res"), id: z.number(), value: z.unknown() }),
+    z.object({
+      t: z.literal("res"),
+      id: z.number(),
+      value: z.unknown(),
+      parts: z.array(z.string()).optional(),
+    }),
+    z.object({ t: z.literal("part"), id: z.number(), key: z.string(), entries: z.array(z.unknown()) }),
     z.object({
       t: z.literal("err"),
       id: z.number(),
