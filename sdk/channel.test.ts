@@ -18,42 +18,48 @@ import {
   STREAM_WINDOW,
 } from "./channel.ts"
 
+type Listeners = { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void }
+
+/** One side's port of an in-memory pair: each batch structured-cloned (as over IPC), heard a turn later; `sent` sees it first. */
+const memoryPort = (
+  listeners: Listeners,
+  self: "a" | "b",
+  other: "a" | "b",
+  sent?: (batch: ReadonlyArray<Message>) => void,
+): Port => ({
+  post: (batch) => {
+    sent?.(batch)
+    const copy = structuredClone(batch)
+    setImmediate(() => listeners[other]?.(copy))
+  },
+  listen: (receive) => {
+    listeners[self] = receive
+  },
+  later: (flush) => void setImmediate(flush),
+})
+
 const pair = () => {
   const posted = { a: 0, b: 0 }
   const credits = { a: 0, b: 0 }
-  const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
-  const port = (self: "a" | "b", other: "a" | "b"): Port => ({
-    post: (batch) => {
+  const listeners: Listeners = {}
+  const port = (self: "a" | "b", other: "a" | "b"): Port =>
+    memoryPort(listeners, self, other, (batch) => {
       posted[self]++
       credits[self] += batch.filter((m) => m.t === "credit").length
-      const copy = structuredClone(batch)
-      setImmediate(() => listeners[other]?.(copy))
-    },
-    listen: (receive) => {
-      listeners[self] = receive
-    },
-    later: (flush) => void setImmediate(flush),
-  })
+    })
   return { a: makePeer(port("a", "b")), b: makePeer(port("b", "a")), posted, credits }
 }
 
 /** Peers whose byte lane (b to a) delivers `laneDelayMs` after the message that follows it. */
 const lanePair = (laneDelayMs: number) => {
-  const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
+  const listeners: Listeners = {}
   let hearBytes: ((sid: number, piece: Uint8Array) => PieceFate) | undefined
   const laneSent = { bytes: 0, pieces: 0 }
   /** What the reader said of each piece, and the pieces it gave back, in order. */
   const fates: PieceFate[] = []
   const released: Uint8Array[] = []
   const port = (self: "a" | "b", other: "a" | "b"): Port => ({
-    post: (batch) => {
-      const copy = structuredClone(batch)
-      setImmediate(() => listeners[other]?.(copy))
-    },
-    listen: (receive) => {
-      listeners[self] = receive
-    },
-    later: (flush) => void setImmediate(flush),
+    ...memoryPort(listeners, self, other),
     ...(self === "b" && {
       sendBytes: (sid: number, chunk: Uint8Array) => {
         laneSent.bytes += chunk.byteLength
@@ -304,20 +310,14 @@ describe("the channel", () => {
 const PART = 2000
 
 const writtenPair = (auto = false) => {
-  const listeners: { a?: (b: ReadonlyArray<Message>) => void; b?: (b: ReadonlyArray<Message>) => void } = {}
+  const listeners: Listeners = {}
   const batches: Message[][] = []
   const waiting: Array<() => void> = []
   let failNext: unknown
   const port = (self: "a" | "b", other: "a" | "b"): Port => ({
-    post: (batch) => {
+    ...memoryPort(listeners, self, other, (batch) => {
       if (self === "b") batches.push([...batch])
-      const copy = structuredClone(batch)
-      setImmediate(() => listeners[other]?.(copy))
-    },
-    listen: (receive) => {
-      listeners[self] = receive
-    },
-    later: (flush) => void setImmediate(flush),
+    }),
     ...(self === "b" && {
       postWhenWritten: (batch: ReadonlyArray<Message>) =>
         new Promise<void>((resolve, reject) => {
