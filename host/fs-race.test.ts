@@ -10,11 +10,9 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type HostBroker, makeBroker } from "./broker.ts"
-import { loadManifest } from "./manifest.ts"
-import { makeTempWorld, type TempWorld } from "./testing.ts"
+import type { HostBroker } from "./broker.ts"
+import { brokerIn, makeTempWorld, type TempWorld } from "./testing.ts"
 
-const repoRoot = join(import.meta.dirname, "..")
 const RACER = join(import.meta.dirname, "fixtures", "swap-race.py")
 /** How long each race runs: long enough for tens of thousands of swaps. */
 const RACE_MS = 1_500
@@ -27,11 +25,7 @@ let swapped: string
 
 beforeEach(async () => {
   world = makeTempWorld()
-  broker = await makeBroker(await loadManifest(repoRoot), {
-    home: world.home,
-    hostDataDir: world.hostData,
-    env: { HOME: world.home, PATH: "/usr/bin:/bin" },
-  })
+  broker = await brokerIn(world)
   // ~/.claude/projects/-ws holds "in" files; /outside holds same-named "OUT" files.
   inside = join(world.home, ".claude/projects/-ws")
   const outside = join(world.root, "outside")
