@@ -21,6 +21,7 @@ import { inFolder, matchingEntries } from "../../sdk/file-ends.ts"
 import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker.ts"
 import { LIST_ENDS_MAX_ENTRIES } from "../fs-broker.ts"
+import { makeSlicePool, type SlicePool } from "./slice-pool.ts"
 
 const Path = z.object({ path: z.string() })
 const Handle = z.object({ handle: z.number().int() })
@@ -57,13 +58,16 @@ const endsSlice = (headBytes: number, tailBytes: number): number =>
 /**
  * Files' ends as records on the byte lane (sdk/ends-wire.ts: one record a
  * file): a slice of files read by the broker, its records written into one
- * fresh buffer (the broker lends its bytes for one visit, so each end is
- * copied once, here), handed to the lane uncopied, the next slice read once
- * the plugin has credit for it. `indexOf`: the index each path's record
- * carries.
+ * buffer (the broker lends its bytes for one visit, so each end is copied
+ * once, here), handed to the lane uncopied, the next slice read once the
+ * plugin has credit for it. The buffer is the pool's (slice-pool.ts), taken
+ * when the slice's first file is read (not while the slice waits its turn
+ * behind other folders' reads) and given back once the lane has written it.
+ * `indexOf`: the index each path's record carries.
  */
 const emitEnds = async (
   api: PluginApi,
+  pool: SlicePool,
   paths: ReadonlyArray<string>,
   headBytes: number,
   tailBytes: number,
@@ -76,20 +80,44 @@ const emitEnds = async (
   const recordBytes = endsRecordBytes(headBytes, tailBytes)
   for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
     const count = Math.min(slice, paths.length - from)
-    const bytes = new Uint8Array(count * recordBytes)
+    const want = count * recordBytes
+    // Read no further ahead of the lane than the pool allows (slice-pool.ts).
+    if (!(await pool.room(want, sink.signal))) return
+    let bytes: Uint8Array | undefined
     let at = 0
-    await run(
-      readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
-        at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
-      }),
-    )
-    await sink.emit([bytes.subarray(0, at)])
+    try {
+      await run(
+        readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
+          bytes ??= pool.take(want)
+          at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
+        }),
+      )
+    } catch (error) {
+      if (bytes === undefined) pool.settle(want)
+      else pool.give(bytes, want)
+      throw error
+    }
+    if (bytes === undefined) {
+      pool.settle(want)
+      continue
+    }
+    const filled: Uint8Array = bytes
+    if (sink.lend) await sink.lend(filled.subarray(0, at), () => pool.give(filled, want))
+    else {
+      // No lane to say when it is written (a port in memory may keep it): not used again.
+      pool.settle(want)
+      await sink.emit([filled.subarray(0, at)])
+    }
   }
 }
 
 /** A `readEnds` call as a byte stream, each record under its path's index in the call. */
-const serveEnds = (api: PluginApi, { paths, headBytes, tailBytes }: z.infer<typeof Ends>, sink: StreamSink) =>
-  emitEnds(api, paths, headBytes, tailBytes, sink, (at) => at)
+const serveEnds = (
+  api: PluginApi,
+  pool: SlicePool,
+  { paths, headBytes, tailBytes }: z.infer<typeof Ends>,
+  sink: StreamSink,
+) => emitEnds(api, pool, paths, headBytes, tailBytes, sink, (at) => at)
 
 const ListEnds = z.object({
   path: z.string(),
@@ -116,7 +144,12 @@ const ListEnds = z.object({
  * a file (50,000 sessions in 1,000-file folders: the isolated cold list
  * twice the in-process one).
  */
-const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
+const serveListEnds = async (
+  api: PluginApi,
+  pool: SlicePool,
+  args: z.infer<typeof ListEnds>,
+  sink: StreamSink,
+) => {
   const entries = await run(api.fs.list(args.path))
   // No listing record: the folder was refused or is missing (null to the plugin).
   if (entries === null || entries.length > LIST_ENDS_MAX_ENTRIES || sink.signal.aborted) return
@@ -125,6 +158,7 @@ const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sin
   await sink.emit([listingRecord(entries, withEnds)])
   await emitEnds(
     api,
+    pool,
     indexes.map((i) => inFolder(args.path, (entries[i] as DirEntry).name)),
     withEnds ? args.headBytes : 0,
     withEnds ? args.tailBytes : 0,
@@ -276,12 +310,15 @@ export const serveBroker = (
     },
     { bytes: true },
   )
-  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink), {
+  const slices = makeSlicePool()
+  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, slices, parse(Ends, "fs.readEnds", args), sink), {
     bytes: true,
   })
-  peer.serve("fs.listEnds", (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink), {
-    bytes: true,
-  })
+  peer.serve(
+    "fs.listEnds",
+    (args, sink) => serveListEnds(api, slices, parse(ListEnds, "fs.listEnds", args), sink),
+    { bytes: true },
+  )
 
   handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))
   handle("env.all", () => run(api.env.all))
