@@ -148,7 +148,8 @@ describe("the plugin API over the channel", () => {
     )
     const direct = new Map<number, string | null>()
     const shape = (ends: FileEnds | null) =>
-      ends && `${Buffer.from(ends.head).toString("hex")}/${Buffer.from(ends.tail).toString("hex")}/${ends.size}`
+      ends &&
+      `${Buffer.from(ends.head).toString("hex")}/${Buffer.from(ends.tail).toString("hex")}/${ends.size}`
     await run(broker.api.fs.readEnds!(paths, 40_000, 4_000, (i, ends) => void direct.set(i, shape(ends))))
     const peers = pair(4096, { lends: true })
     const laned = overChannel(peers)
