@@ -101,14 +101,26 @@ const emitEnds = async (
       pool.settle(want)
       continue
     }
-    const filled: Uint8Array = bytes
-    if (sink.lend) await sink.lend(filled.subarray(0, at), () => pool.give(filled, want))
-    else {
-      // No lane to say when it is written (a port in memory may keep it): not used again.
-      pool.settle(want)
-      await sink.emit([filled.subarray(0, at)])
-    }
+    await handOver(pool, sink, bytes, want, at)
   }
+}
+
+/**
+ * The first `length` bytes of `buffer` (a pool's, `reserved` bytes of its
+ * read-ahead) to the plugin: lent to a lane that says when it has written
+ * them, which gives the buffer back; else sent, and the buffer not used
+ * again (a port in memory may keep it).
+ */
+const handOver = (
+  pool: SlicePool,
+  sink: StreamSink,
+  buffer: Uint8Array,
+  reserved: number,
+  length: number,
+): Promise<void> => {
+  if (sink.lend) return sink.lend(buffer.subarray(0, length), () => pool.give(buffer, reserved))
+  pool.settle(reserved)
+  return sink.emit([buffer.subarray(0, length)])
 }
 
 /** A `readEnds` call as a byte stream, each record under its path's index in the call. */
@@ -186,35 +198,34 @@ const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
   })
 
 /**
- * Pump a stream of lent chunks (each read into the same buffer again) to
- * the plugin: each copied into a pool buffer and lent to the lane, no
- * further ahead of it than the pool allows. A fresh buffer a chunk was
- * fresh memory a chunk: an 85 MB read, ~21,000 page faults more in the host
- * than in-process (slice-pool.ts says why that is dear here). Without a lane
- * that says when it has written, each chunk crosses as a copy of its own.
+ * Pump a byte stream to the plugin, chunk by chunk, while it grants credit;
+ * stop when it closes. `send` hands one chunk over (by default as it is).
  */
-const pumpCopied = (stream: Stream.Stream<Uint8Array>, pool: SlicePool, sink: StreamSink): Promise<void> =>
+const pump = (
+  stream: Stream.Stream<Uint8Array>,
+  sink: StreamSink,
+  send: (chunk: Uint8Array) => Promise<void> = (chunk) => sink.emit([chunk]),
+): Promise<void> =>
   Effect.runPromise(
-    Stream.runForEach(stream, (chunk) =>
-      Effect.promise(async () => {
-        const lend = sink.lend
-        if (lend === undefined) return sink.emit([chunk.slice()])
-        const bytes = chunk.byteLength
-        if (!(await pool.room(bytes, sink.signal))) return
-        const copy = pool.take(bytes)
-        copy.set(chunk)
-        await lend(copy.subarray(0, bytes), () => pool.give(copy, bytes))
-      }),
-    ),
+    Stream.runForEach(stream, (chunk) => Effect.promise(() => send(chunk))),
     { signal: sink.signal },
   ).catch(() => undefined)
 
-/** Pump a byte stream to the plugin, chunk by chunk, while it grants credit; stop when it closes. */
-const pump = (stream: Stream.Stream<Uint8Array>, sink: StreamSink): Promise<void> =>
-  Effect.runPromise(
-    Stream.runForEach(stream, (chunk) => Effect.promise(() => sink.emit([chunk]))),
-    { signal: sink.signal },
-  ).catch(() => undefined)
+/**
+ * A stream of lent chunks (each read into the same buffer again) to the
+ * plugin: each copied into a pool buffer, no further ahead of the lane
+ * than the pool allows. A fresh buffer a chunk cost the isolated 85 MB
+ * read 490 ms against 393–413 this way (docs/performance-log.md,
+ * `isolation`, third session).
+ */
+const pumpCopied = (stream: Stream.Stream<Uint8Array>, pool: SlicePool, sink: StreamSink): Promise<void> =>
+  pump(stream, sink, async (chunk) => {
+    const bytes = chunk.byteLength
+    if (!(await pool.room(bytes, sink.signal))) return
+    const copy = pool.take(bytes)
+    copy.set(chunk)
+    await handOver(pool, sink, copy, bytes, bytes)
+  })
 
 export interface ServedBroker {
   /** End every process the plugin started (its scopes closed), and wait. */

@@ -1,7 +1,7 @@
 /**
  * The buffers `readEnds` slices are written into on their way to a plugin
- * process (serve-broker.ts), and how far the host reads ahead of the byte
- * lane: one pool per plugin process.
+ * process (serve-broker.ts), and a file's chunks copied into, and how far
+ * the host reads ahead of the byte lane: one pool per plugin process.
  *
  * Why: a fresh buffer a slice is fresh memory every time (a quarter to half
  * a megabyte, zero-filled and faulted in page by page), and a cold list
@@ -49,7 +49,6 @@ export const KEEP_BYTES = 2 * 1024 * 1024
 
 interface Waiter {
   readonly bytes: number
-  readonly signal: AbortSignal
   readonly done: (reserved: boolean) => void
 }
 
@@ -87,7 +86,6 @@ export const makeSlicePool = (aheadBytes = AHEAD_BYTES, keepBytes = KEEP_BYTES):
         }
         const waiter: Waiter = {
           bytes,
-          signal,
           done: (reserved) => {
             signal.removeEventListener("abort", onAbort)
             resolve(reserved)
