@@ -12,14 +12,15 @@
  * Prints one JSON line: the times (wall, and for the list the CPU of the
  * host and the plugin process together, and split into each process's main
  * thread and its other threads: V8's compiler and collector helpers, the
- * thread pool), what the calls returned, and the plugin process's resident
- * and peak memory (isolated), the host's peak.
+ * thread pool), the page faults each process took during each call, what
+ * the calls returned, and the plugin process's resident and peak memory
+ * (isolated), the host's peak.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startHost } from "../host/host.ts"
-import type { CpuSplit } from "./isolation.ts"
+import type { CallFaults, CpuSplit } from "./isolation.ts"
 import { settleListCache } from "./list-cache.ts"
 
 const [mode = "process", task = "list", home = "", cwd = "", sessionId = ""] = process.argv.slice(2)
@@ -57,6 +58,22 @@ const mainThreadCpuMs = (pid: number): number => {
   }
 }
 
+/**
+ * The page faults a process has taken so far (its minor faults, every
+ * thread: /proc/<pid>/stat's tenth field): where a fault is dear (this VM,
+ * ~12-14 µs), a fresh process's first touches of its heap are a share of a
+ * cold call (docs/performance-log.md, `isolation`, page faults).
+ */
+const faultsOf = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The fields after the command's closing parenthesis: state is the third field, minflt the tenth.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7])
+  } catch {
+    return 0
+  }
+}
+
 const main = async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "cvg-isolation-bench-"))
   const host = await startHost({
@@ -79,12 +96,20 @@ const main = async () => {
   /** The call's CPU: the host's and the plugin process's together (in-process, the host's alone). */
   const cpu: number[] = []
   const splits: CpuSplit[] = []
+  const faults: CallFaults[] = []
+  const faultsNow = () => ({ host: faultsOf(process.pid), plugin: plugin ? faultsOf(plugin.pid) : 0 })
   const timed = async <A>(f: () => Promise<A>): Promise<[number, A]> => {
     const started = performance.now()
     const before = cpuNow()
+    const faultsBefore = faultsNow()
     const value = await f()
     const ms = performance.now() - started
     const after = cpuNow()
+    const faultsAfter = faultsNow()
+    faults.push({
+      host: faultsAfter.host - faultsBefore.host,
+      plugin: faultsAfter.plugin - faultsBefore.plugin,
+    })
     const split: CpuSplit = {
       hostMain: after.hostMain - before.hostMain,
       hostThreads: after.host - after.hostMain - (before.host - before.hostMain),
@@ -108,12 +133,14 @@ const main = async () => {
       warmCpuMs: cpu[1],
       coldCpuSplit: splits[0],
       warmCpuSplit: splits[1],
+      coldFaults: faults[0],
+      warmFaults: faults[1],
       count: cold.sessions.length,
       warmCount: warm.sessions.length,
     })
   } else {
     const [readMs, read] = await timed(() => host.call("claude", "readSession", { sessionId, cwd }))
-    Object.assign(out, { readMs, count: read.items.length })
+    Object.assign(out, { readMs, readFaults: faults[0], count: read.items.length })
   }
   const after = plugin ? memoryOf(plugin.pid) : { rss: 0, peak: 0 }
   Object.assign(out, {

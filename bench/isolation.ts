@@ -114,6 +114,12 @@ export interface CpuSplit {
   readonly pluginThreads: number
 }
 
+/** The page faults each process took during one call (in-process, the plugin's are the host's). */
+export interface CallFaults {
+  readonly host: number
+  readonly plugin: number
+}
+
 export interface Round {
   readonly coldMs?: number
   /** The list's CPU, host and plugin process together (bench/isolation-worker.ts). */
@@ -124,6 +130,10 @@ export interface Round {
   readonly warmCpuSplit?: CpuSplit
   readonly warmMs?: number
   readonly readMs?: number
+  /** Page faults during each call (bench/isolation-worker.ts). */
+  readonly coldFaults?: CallFaults
+  readonly warmFaults?: CallFaults
+  readonly readFaults?: CallFaults
   readonly count: number
   readonly pluginIdleRss: number
   readonly pluginRss: number
@@ -153,11 +163,32 @@ export const worker = (mode: Mode, task: "list" | "read", home: string, cwd = ""
   return JSON.parse(line) as Round
 }
 
-/** Per round, isolated over in-process, then the median. */
+/**
+ * What one page fault costs on this machine, in µs: a fresh 64 MB buffer
+ * (calloc'd, so mapped but not yet backed) touched once a page, the median
+ * of five. Bare hardware takes well under 1 µs; this project's VM (a
+ * Firecracker guest under PVM, whose shadow page tables trap every fault)
+ * 12-15 µs, which makes a fresh process's first touches of its heap a share
+ * of a cold call (docs/performance-log.md, `isolation`, page faults).
+ */
+export const pageFaultMicros = (): number => {
+  const bytes = 64 * 1024 * 1024
+  const page = 4096
+  const runs: number[] = []
+  for (let run = 0; run < 5; run++) {
+    const buffer = new Uint8Array(bytes)
+    const started = process.hrtime.bigint()
+    for (let at = 0; at < bytes; at += page) buffer[at] = 1
+    runs.push(Number(process.hrtime.bigint() - started) / 1000 / (bytes / page))
+  }
+  return median(runs)
+}
+
 /** Each mode's fastest run, isolated over in-process. */
 const bestRatio = (rounds: ReadonlyArray<Record<Mode, Round>>, f: (r: Round) => number) =>
   Math.min(...rounds.map((r) => f(r.process))) / Math.min(...rounds.map((r) => f(r["in-process"])))
 
+/** Per round, isolated over in-process, then the median. */
 const pairedRatio = (rounds: ReadonlyArray<Record<Mode, Round>>, f: (r: Round) => number) =>
   median(rounds.map((r) => f(r.process) / f(r["in-process"])))
 
@@ -368,6 +399,32 @@ const historyPart = (): string => {
     )
   }
   const read = pairedRatio(reads, (r) => r.readMs ?? 0)
+  const faultMicros = pageFaultMicros()
+  const faults = (rounds: ReadonlyArray<Round>, f: (r: Round) => CallFaults | undefined) => {
+    const host = median(rounds.map((r) => f(r)?.host ?? 0))
+    const plugin = median(rounds.map((r) => f(r)?.plugin ?? 0))
+    return { host, plugin, ms: ((host + plugin) * faultMicros) / 1000 }
+  }
+  for (const [call, f, rounds] of [
+    ["cold list", (r: Round) => r.coldFaults, lists],
+    ["warm list", (r: Round) => r.warmFaults, lists],
+    ["read", (r: Round) => r.readFaults, reads],
+  ] as const) {
+    const inProcess = faults(
+      rounds.map((r) => r["in-process"]),
+      f,
+    )
+    const isolated = faults(
+      rounds.map((r) => r.process),
+      f,
+    )
+    console.log(
+      `page faults in the ${call} (medians): in-process ${inProcess.host} (~${fixed(inProcess.ms)} ms); isolated host ${isolated.host} + plugin process ${isolated.plugin} (~${fixed(isolated.ms)} ms)`,
+    )
+  }
+  console.log(
+    `a page fault costs ${faultMicros.toFixed(2)} µs here (a fresh 64 MB buffer touched page by page)`,
+  )
   console.log(
     `fastest runs, isolated over in-process: list cold ${bestRatio(lists, (r) => r.coldMs ?? 0).toFixed(2)}x, warm ${bestRatio(lists, (r) => r.warmMs ?? 0).toFixed(2)}x; read ${bestRatio(reads, (r) => r.readMs ?? 0).toFixed(2)}x`,
   )
