@@ -19,7 +19,7 @@ import { type HostEvents, makeEventHub } from "./events.ts"
 import type { HostLogger } from "./log.ts"
 import { loadManifest, type Manifest } from "./manifest.ts"
 import type { LiveProcess } from "./process-broker.ts"
-import { type PluginExit, type PluginProcess, startPluginProcess } from "./plugin-process/parent.ts"
+import { exitText, type PluginExit, type PluginProcess, startPluginProcess } from "./plugin-process/parent.ts"
 import type { SpawnedPlugin } from "./plugin-process/spawn.ts"
 import type { JsonStorage } from "./storage.ts"
 import type { ToolHandler, ToolSpec } from "./tools.ts"
@@ -39,6 +39,8 @@ export interface StartHostOptions extends Omit<BrokerOptions, "hostDataDir" | "h
   readonly isolation?: "process" | "in-process"
   /** V8 heap-size flags for the plugin process (host/plugin-process/child-flags.ts). */
   readonly pluginV8Flags?: ReadonlyArray<string>
+  /** How long the plugin process may leave the host's ping unanswered before it is ended (parent.ts, UNRESPONSIVE_MS). */
+  readonly pluginUnresponsiveMs?: number
   /**
    * Called as the plugin process starts (its spawn follows within this turn
    * of the event loop when its bundle is fresh): a front end can load the
@@ -191,7 +193,7 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
       lost.add(id)
       void Effect.runPromise(broker.api.agents.unprovide(id))
     }
-    const error = `the plugin process died (${exit.signal ?? `code ${exit.code}`})`
+    const error = `the plugin process ${exitText(exit)}`
     for (const { agentId, event } of openRuns.take())
       events.publish({
         kind: "agent_event",
@@ -216,6 +218,7 @@ export const startHost = async (options: StartHostOptions): Promise<Host> => {
       broker,
       onExit: died,
       ...(options.pluginV8Flags && { v8Flags: options.pluginV8Flags }),
+      ...(options.pluginUnresponsiveMs !== undefined && { unresponsiveMs: options.pluginUnresponsiveMs }),
       ...(spawned && { spawned }),
     }).then(
       (started) => (plugin = started),

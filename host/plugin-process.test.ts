@@ -3,7 +3,8 @@
  * and is logged; the permission flags alone hold what they claim on this
  * Node (and not the network, which is why the lockdown exists); a plugin
  * process killed mid-session is reported, its processes ended, its open
- * runs ended Failed, and it starts again on the next call.
+ * runs ended Failed, and it starts again on the next call; one whose loop
+ * is stuck is ended the same way by the host's watchdog.
  */
 import { spawn } from "node:child_process"
 import { once } from "node:events"
@@ -163,7 +164,7 @@ process.send(out)
 })
 
 describe("a plugin process that dies", () => {
-  const start = async () => {
+  const start = async (options: { readonly pluginUnresponsiveMs?: number } = {}) => {
     world.command(
       "claude",
       `#!/bin/sh\necho "ready in $PWD"\nwhile IFS= read -r l; do echo "echo:$l"; done\n`,
@@ -176,6 +177,7 @@ describe("a plugin process that dies", () => {
       env: { HOME: world.home, PATH: `${world.bin}:/usr/bin:/bin` },
       killGraceMs: 500,
       events,
+      ...options,
     })
     return { h: host, events }
   }
@@ -215,6 +217,43 @@ describe("a plugin process that dies", () => {
     expect([...h.agents.keys()]).toEqual(["probe"])
     await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s3" })
     expect(h.processes().filter((p) => p.command === "claude")).toHaveLength(1)
+  })
+
+  it("one that stops answering is ended like one that died, and says so", async () => {
+    const { h, events } = await start({ pluginUnresponsiveMs: 2_000 })
+    await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s1" })
+    const [cli] = h.processes().filter((p) => p.command === "claude")
+    events.publish({
+      kind: "agent_event",
+      agentId: "probe",
+      event: { type: "RunStarted", session_id: "s1", run_id: "r1" },
+    })
+    const first = h.pluginProcess()!
+    const started = Date.now()
+    // The prompt never comes back by itself: the plugin's loop spins for a minute.
+    const stuck = h.call("probe", "prompt", { sessionId: "s1", text: "spin" }).then(
+      () => "answered",
+      (error: unknown) => String((error as { message?: unknown }).message ?? error),
+    )
+
+    const ended = await h.events.waitFor(
+      (e) => e.kind === "agent_event" && e.event.type === "RunEnded" && e.event.run_id === "r1",
+    )
+    expect(ended).toMatchObject({
+      event: { outcome: "Failed", error: expect.stringContaining("stopped answering") },
+    })
+    expect(await stuck).toContain("stopped answering")
+    // Within the deadline and a few pings, not the minute the loop would take.
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect(h.logger.entries.some((e) => e.level === "error" && e.message.includes("stopped answering"))).toBe(
+      true,
+    )
+    await waitUntil(() => !pidAlive(first.pid) && !pidAlive(cli!.pid))
+    expect(h.processes()).toEqual([])
+
+    const info = await h.call("probe", "initialize")
+    expect(info.id).toBe("probe")
+    expect(h.pluginProcess()!.pid).not.toBe(first.pid)
   })
 
   it("close ends the plugin process and every process it started", async () => {

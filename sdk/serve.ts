@@ -3,7 +3,7 @@
  * `activate` builds the PluginApi over the channel (sdk/context.ts) and runs
  * the plugin's own `activate`; `agent.call` runs one method of a provider the
  * plugin registered, its AgentFailure sent back whole; `agent.dispose`
- * releases one. Bundled into the plugin's code, so it imports no Node module.
+ * releases one; `ping` answers the host's watchdog. Bundled into the plugin's code, so it imports no Node module.
  */
 import { Cause, Effect, Exit } from "effect"
 import { makePeer, type Port, toWireError } from "./channel.ts"
@@ -54,6 +54,9 @@ export const servePlugin = (port: Port, module: Record<string, unknown>): void =
       Effect.suspend(() => (fn as (p?: unknown) => Effect.Effect<unknown, unknown>).call(provider, params)),
     )
   })
+
+  // The host's watchdog (host/plugin-process/parent.ts): answered from the event loop, so a loop stuck for good goes unanswered.
+  peer.handle("ping", () => undefined)
 
   peer.handle("agent.dispose", (args) => {
     const { agent } = args as { agent: string }

@@ -12,6 +12,11 @@
  *   last lines of its stderr, every pending call fails with
  *   PluginProcessExited, every process it started is ended (and waited
  *   for), and `onExit` tells the host, which restarts it on the next call.
+ * - A child that stops answering (its event loop stuck: a loop that never
+ *   yields) is ended the same way: the host pings it every few seconds, and
+ *   one ping left unanswered for `unresponsiveMs` (30 s by default) kills
+ *   it; the exit then says why. A host whose own loop stalled restarts the
+ *   wait instead of blaming the child (the answer may be in its own queue).
  * - `stop` disposes the agents, ends their processes, then the child.
  */
 import { readFileSync } from "node:fs"
@@ -68,7 +73,18 @@ export interface PluginExit {
   readonly signal: string | null
   /** Its last lines of stderr (Node's own report of a crash). */
   readonly stderr: string
+  /** Set when the host ended it for leaving a ping unanswered: how long it had been silent, in ms. */
+  readonly unresponsiveMs?: number
 }
+
+/** How long a plugin process may leave a ping unanswered before the host ends it. */
+export const UNRESPONSIVE_MS = 30_000
+
+/** How a plugin process's exit reads in the host's messages. */
+export const exitText = (exit: PluginExit): string =>
+  exit.unresponsiveMs === undefined
+    ? `died (${exit.signal ?? `code ${exit.code}`})`
+    : `stopped answering for ${Math.round(exit.unresponsiveMs / 1000)} s and was ended`
 
 export interface PluginProcess {
   readonly pid: number
@@ -87,6 +103,8 @@ export interface PluginProcessOptions {
   readonly onExit: (exit: PluginExit) => void
   /** V8 heap-size flags for the child (the ACP front end's memory settings); see childArgs. */
   readonly v8Flags?: ReadonlyArray<string>
+  /** How long a ping may go unanswered before the child is ended (UNRESPONSIVE_MS; tests shorten it). */
+  readonly unresponsiveMs?: number
   /**
    * A child spawned before the host was ready (spawn.ts; the ACP entry's):
    * taken when it runs and was spawned for this plugin, `main` and flags,
@@ -103,6 +121,40 @@ const takeSpawned = (options: PluginProcessOptions, main: string): SpawnedPlugin
   if (same && given.child.exitCode === null && given.child.signalCode === null) return given
   given.kill()
   return undefined
+}
+
+/**
+ * Ping the child every quarter of `unresponsiveMs` (at most every 5 s), one
+ * ping out at a time, and call `unresponsive` once one has gone unanswered
+ * that long. The wait counts only while the host's own timers run on time:
+ * after a stall of the host's loop the answer may be waiting unread in its
+ * own socket, so the wait starts again.
+ */
+const watchChild = (peer: Peer, unresponsiveMs: number, unresponsive: (silentMs: number) => void) => {
+  const every = Math.min(5_000, Math.max(10, Math.floor(unresponsiveMs / 4)))
+  let sentAt: number | null = null
+  let lastTick = Date.now()
+  const tick = () => {
+    const now = Date.now()
+    const hostStalled = now - lastTick > 2 * every
+    lastTick = now
+    if (sentAt === null) {
+      const at = now
+      sentAt = at
+      // Any answer, an error too (a child still starting knows no ping yet), shows its loop runs.
+      const answered = () => {
+        if (sentAt === at) sentAt = null
+      }
+      peer.request("ping", undefined).then(answered, answered)
+      return
+    }
+    if (hostStalled) sentAt = now
+    else if (now - sentAt >= unresponsiveMs) unresponsive(now - sentAt)
+  }
+  const timer = setInterval(tick, every)
+  // A host with nothing else to do may exit: the watchdog keeps nothing alive.
+  timer.unref()
+  return { stop: () => clearInterval(timer) }
 }
 
 /** What a method's failure looks like to the host: the AgentFailure the plugin sent. */
@@ -249,12 +301,29 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   })
 
   let stopping = false
+  /** Set when the watchdog ended the child: how long it had left a ping unanswered. */
+  let silentFor: number | undefined
+  const watchdog = watchChild(peer, options.unresponsiveMs ?? UNRESPONSIVE_MS, (silentMs) => {
+    if (stopping || silentFor !== undefined) return
+    silentFor = silentMs
+    child.kill("SIGKILL")
+  })
+
   const exited = new Promise<PluginExit>((resolve) => {
     void spawned.exit.then(({ code, signal }) => {
-      const exit: PluginExit = { code, signal, stderr: stderrLines.join("\n") }
+      watchdog.stop()
+      const exit: PluginExit = {
+        code,
+        signal,
+        stderr: stderrLines.join("\n"),
+        ...(silentFor !== undefined && { unresponsiveMs: silentFor }),
+      }
       peer.close({
         _tag: "PluginProcessExited",
-        message: `the plugin process of ${broker.manifest.id} exited (${signal ?? `code ${code}`})`,
+        message:
+          silentFor === undefined
+            ? `the plugin process of ${broker.manifest.id} exited (${signal ?? `code ${code}`})`
+            : `the plugin process of ${broker.manifest.id} ${exitText(exit)}`,
       })
       for (const id of hosts.keys()) hosts.delete(id)
       void served.releaseAll().then(() => {
@@ -262,7 +331,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
         logger.log({
           source: "host",
           level: "error",
-          message: `the plugin process of ${broker.manifest.id} died (${signal ?? `code ${code}`}); its processes were ended, it restarts on the next call`,
+          message: `the plugin process of ${broker.manifest.id} ${exitText(exit)}; its processes were ended, it restarts on the next call`,
           data: { pid, ...exit },
         })
         resolve(exit)
@@ -318,6 +387,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     },
     stop: async () => {
       stopping = true
+      watchdog.stop()
       await served.releaseAll()
       await kill()
     },
