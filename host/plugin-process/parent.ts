@@ -32,6 +32,7 @@ import { REFUSED } from "../log.ts"
 import { frameHeader, LANE_FD } from "./lane.ts"
 import { serveBroker } from "./serve-broker.ts"
 import { type SpawnedPlugin, spawnKey, spawnPluginChild } from "./spawn.ts"
+import { watchChild } from "./watchdog.ts"
 import { AGENT_PROVIDER_CALLS } from "../../sdk/provider-calls.ts"
 import { compileCheck } from "../../wire-check.ts"
 
@@ -121,40 +122,6 @@ const takeSpawned = (options: PluginProcessOptions, main: string): SpawnedPlugin
   if (same && given.child.exitCode === null && given.child.signalCode === null) return given
   given.kill()
   return undefined
-}
-
-/**
- * Ping the child every quarter of `unresponsiveMs` (at most every 5 s), one
- * ping out at a time, and call `unresponsive` once one has gone unanswered
- * that long. The wait counts only while the host's own timers run on time:
- * after a stall of the host's loop the answer may be waiting unread in its
- * own socket, so the wait starts again.
- */
-const watchChild = (peer: Peer, unresponsiveMs: number, unresponsive: (silentMs: number) => void) => {
-  const every = Math.min(5_000, Math.max(10, Math.floor(unresponsiveMs / 4)))
-  let sentAt: number | null = null
-  let lastTick = Date.now()
-  const tick = () => {
-    const now = Date.now()
-    const hostStalled = now - lastTick > 2 * every
-    lastTick = now
-    if (sentAt === null) {
-      const at = now
-      sentAt = at
-      // Any answer, an error too (a child still starting knows no ping yet), shows its loop runs.
-      const answered = () => {
-        if (sentAt === at) sentAt = null
-      }
-      peer.request("ping", undefined).then(answered, answered)
-      return
-    }
-    if (hostStalled) sentAt = now
-    else if (now - sentAt >= unresponsiveMs) unresponsive(now - sentAt)
-  }
-  const timer = setInterval(tick, every)
-  // A host with nothing else to do may exit: the watchdog keeps nothing alive.
-  timer.unref()
-  return { stop: () => clearInterval(timer) }
 }
 
 /** What a method's failure looks like to the host: the AgentFailure the plugin sent. */
