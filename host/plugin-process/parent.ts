@@ -327,7 +327,9 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
       peer.request("activate", params),
       exited.then((exit) => {
         throw new Error(
-          `the plugin process exited before it activated (${exit.signal ?? `code ${exit.code}`})\n${exit.stderr}`,
+          exit.unresponsiveMs === undefined
+            ? `the plugin process exited before it activated (${exit.signal ?? `code ${exit.code}`})\n${exit.stderr}`
+            : `the plugin process ${exitText(exit)} before it activated\n${exit.stderr}`,
         )
       }),
     ])
