@@ -81,10 +81,10 @@ export interface PluginExit {
 /** How long a plugin process may leave a ping unanswered before the host ends it. */
 export const UNRESPONSIVE_MS = 30_000
 
-/** How a plugin process's exit reads in the host's messages. */
-export const exitText = (exit: PluginExit): string =>
+/** How a plugin process's exit reads in the host's messages (`ended`: the verb for an exit of its own). */
+export const exitText = (exit: PluginExit, ended: "died" | "exited" = "died"): string =>
   exit.unresponsiveMs === undefined
-    ? `died (${exit.signal ?? `code ${exit.code}`})`
+    ? `${ended} (${exit.signal ?? `code ${exit.code}`})`
     : `stopped answering for ${Math.round(exit.unresponsiveMs / 1000)} s and was ended`
 
 export interface PluginProcess {
@@ -270,8 +270,9 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   let stopping = false
   /** Set when the watchdog ended the child: how long it had left a ping unanswered. */
   let silentFor: number | undefined
+  // The watchdog reports once; a child being stopped is no child to blame.
   const watchdog = watchChild(peer, options.unresponsiveMs ?? UNRESPONSIVE_MS, (silentMs) => {
-    if (stopping || silentFor !== undefined) return
+    if (stopping) return
     silentFor = silentMs
     child.kill("SIGKILL")
   })
@@ -287,10 +288,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
       }
       peer.close({
         _tag: "PluginProcessExited",
-        message:
-          silentFor === undefined
-            ? `the plugin process of ${broker.manifest.id} exited (${signal ?? `code ${code}`})`
-            : `the plugin process of ${broker.manifest.id} ${exitText(exit)}`,
+        message: `the plugin process of ${broker.manifest.id} ${exitText(exit, "exited")}`,
       })
       for (const id of hosts.keys()) hosts.delete(id)
       void served.releaseAll().then(() => {
@@ -326,11 +324,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     await Promise.race([
       peer.request("activate", params),
       exited.then((exit) => {
-        throw new Error(
-          exit.unresponsiveMs === undefined
-            ? `the plugin process exited before it activated (${exit.signal ?? `code ${exit.code}`})\n${exit.stderr}`
-            : `the plugin process ${exitText(exit)} before it activated\n${exit.stderr}`,
-        )
+        throw new Error(`the plugin process ${exitText(exit, "exited")} before it activated\n${exit.stderr}`)
       }),
     ])
   } catch (error) {
