@@ -171,7 +171,7 @@ export const worker = (mode: Mode, task: "list" | "read", home: string, cwd = ""
  * 12-15 µs, which makes a fresh process's first touches of its heap a share
  * of a cold call (docs/performance-log.md, `isolation`, page faults).
  */
-export const pageFaultMicros = (): number => {
+const pageFaultMicros = (): number => {
   const bytes = 64 * 1024 * 1024
   const page = 4096
   const runs: number[] = []

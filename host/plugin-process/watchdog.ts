@@ -27,11 +27,10 @@ export const watchChild = (
     const hostStalled = now - lastTick > 2 * every
     lastTick = now
     if (sentAt === null) {
-      const at = now
-      sentAt = at
+      sentAt = now
       // Any answer, an error too (a child still starting knows no ping yet), shows its loop runs.
       const answered = () => {
-        if (sentAt === at) sentAt = null
+        if (sentAt === now) sentAt = null
       }
       peer.request("ping", undefined).then(answered, answered)
       return
