@@ -1,7 +1,7 @@
 /**
  * ClaudeAgent: one account's agent, the composition root of its parts. It
  * holds the account's live sessions (session.ts, one `claude` process each)
- * and its catalog (catalog.ts: the probe's `initialize` answer and
+ * and its catalog (agent/catalog.ts: the probe's `initialize` answer and
  * `get_usage`), opens sessions with the launch the options and knobs ask
  * for, and serves the provider methods from their groups in agent/:
  * conversations (create, resume, fork, read, list, close, rollback), runs
@@ -18,13 +18,13 @@ import {
   refreshSkills as refreshSkillsOf,
   workflowsOnIn,
 } from "./agent/session-checks.ts"
-import { makeCatalog } from "./catalog.ts"
+import { makeCatalog } from "./agent/catalog.ts"
 import { type CliDetector, type CliSupport, type CliTable, makeCliDetector } from "./cli-version.ts"
 import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { LaunchFailed, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
-import { appendSystemPrompt, launchArgs } from "./launch.ts"
-import { makeRecovery } from "./recovery.ts"
+import { appendSystemPrompt, launchArgs } from "./session/launch.ts"
+import { makeRecovery } from "./agent/recovery.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
 import { launchFlags, refusedBypassFlag, type SessionOptions, withinWorkflowSwitch } from "./options.ts"

@@ -15,7 +15,7 @@ import {
   parseCliVersion,
   supportOf,
 } from "./cli-version.ts"
-import { launchArgs } from "./launch.ts"
+import { launchArgs } from "./session/launch.ts"
 import { activate } from "./main.ts"
 import { modelCatalog } from "./models.ts"
 import { agentOptions, effortChoices, launchFlags, liveRequests } from "./options.ts"

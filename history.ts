@@ -1,12 +1,12 @@
 /**
  * The CLI's stored conversations, as the agent asks for them: the session
- * list (session-list.ts), one session's transcript with its subagents and
+ * list (history/session-list.ts), one session's transcript with its subagents and
  * workflows, and the prompts a rewind can go back to. Where the files lie is
- * projects.ts; how a transcript is read is chain.ts.
+ * history/projects.ts; how a transcript is read is history/chain.ts.
  */
 import { Effect } from "effect"
-import { readChain } from "./chain.ts"
-import { projectDir, sessionFile } from "./projects.ts"
+import { readChain } from "./history/chain.ts"
+import { projectDir, sessionFile } from "./history/projects.ts"
 import {
   firstLine,
   isInterruptText,
@@ -19,13 +19,13 @@ import {
 import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { SessionTranscript } from "./sdk/protocol.ts"
-import { chatTitle, titleOfSidecar } from "./session-summary.ts"
+import { chatTitle, titleOfSidecar } from "./history/session-summary.ts"
 import { attachSubagents } from "./subagents.ts"
-import { notificationsIn } from "./task-notifications.ts"
+import { notificationsIn } from "./history/task-notifications.ts"
 
-export { type Chain, type ChainOptions, chainOf, readChain } from "./chain.ts"
-export { encodeCwd, projectDir, projectsDir, sessionFile } from "./projects.ts"
-export { type ListParams, listSessions, listShardKey } from "./session-list.ts"
+export { type Chain, type ChainOptions, chainOf, readChain } from "./history/chain.ts"
+export { encodeCwd, projectDir, projectsDir, sessionFile } from "./history/projects.ts"
+export { type ListParams, listSessions, listShardKey } from "./history/session-list.ts"
 
 // ---------------------------------------------------------------------------
 // read_session

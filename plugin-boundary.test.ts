@@ -77,7 +77,9 @@ describe("plugin boundary", () => {
   })
   it("detects a forbidden import (self-check)", () => {
     expect(
-      importsOf('import { readFile } from "node:fs"\nimport x from "./host/broker.ts"').filter(forbidden),
+      importsOf('import { readFile } from "node:fs"\nimport x from "./host/broker/broker.ts"').filter(
+        forbidden,
+      ),
     ).toHaveLength(2)
   })
   it("sdk files the plugin imports stay free of Node too", () => {

@@ -10,7 +10,7 @@ import { runInNewContext } from "node:vm"
 import { setFlagsFromString } from "node:v8"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { chainOf, keptRecord } from "./chain.ts"
+import { chainOf, keptRecord } from "./history/chain.ts"
 import { recordsToItems } from "./records.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
@@ -69,7 +69,7 @@ describe("a read answer's memory", () => {
     const texts = Array.from({ length: RESULTS }, (_, i) => `${i}`.padEnd(OUTPUT_CHARS, "y"))
     const json = texts.flatMap((t, i) => lines(i, t))
     const before = heap()
-    // The chain keeps the records a whole read long (chain.ts shares the outputs as each is added).
+    // The chain keeps the records a whole read long (history/chain.ts shares the outputs as each is added).
     const chain = chainOf(json.map((line) => JSON.parse(line) as unknown))
     const held = heap() - before
     expect(chain).toHaveLength(2 * RESULTS)

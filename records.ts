@@ -195,7 +195,7 @@ const shareText = (output: unknown, text: string | undefined): void => {
 }
 
 /**
- * `shareText` as a record is read (chain.ts), before it is kept: a user
+ * `shareText` as a record is read (history/chain.ts), before it is kept: a user
  * record's `toolUseResult` fields that repeat its tool result's text become
  * that very string, so the parsed copy dies young instead of living in the
  * chain until the items are built (the records of the 1 GB session held

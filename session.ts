@@ -9,7 +9,7 @@
  * - session/mcp-bridge.ts: the host's plugin tools as the CLI's SDK MCP server.
  * - session/process.ts: launch, exit, stop; session/frames.ts: every frame routed.
  * - session/pickup.ts: pickup evidence; session/undelivered.ts: its durable record.
- * - workflow-follow.ts: dynamic workflows' agent files, read while they run.
+ * - workflow/follow.ts: dynamic workflows' agent files, read while they run.
  *
  * Rules: a prompt during a run steers it (`priority: "next"`); cancel
  * interrupts, rejects the open approvals and questions, and ends the run

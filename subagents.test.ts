@@ -7,7 +7,7 @@ import { Fs } from "./sdk/plugin-api.ts"
 import type { TranscriptItem } from "./sdk/protocol.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
 import { placeAgents, type StoredAgent } from "./subagents.ts"
-import { parseTaskNotifications } from "./task-notifications.ts"
+import { parseTaskNotifications } from "./history/task-notifications.ts"
 
 type TaskItem = Extract<TranscriptItem, { type: "task" }>
 

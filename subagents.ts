@@ -10,9 +10,9 @@
  */
 import { Effect } from "effect"
 import { readJson } from "./files.ts"
-import { chainOf, readChain } from "./chain.ts"
+import { chainOf, readChain } from "./history/chain.ts"
 import { findToolCall, lastAssistantText, recordsToItems, recordText, type StoredRecord } from "./records.ts"
-import { notificationsIn, type TaskNotification, withNumber } from "./task-notifications.ts"
+import { notificationsIn, type TaskNotification, withNumber } from "./history/task-notifications.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { TaskInfo, ToolCall, TranscriptItem } from "./sdk/protocol.ts"

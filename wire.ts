@@ -10,8 +10,8 @@
  */
 import { z } from "zod"
 import { isObject } from "./values.ts"
-import { type Check, compileCheck } from "./wire-check.ts"
-import { dropTooDeep, mayNestTooDeep, repairToFit, splitGlued } from "./wire-repair.ts"
+import { type Check, compileCheck } from "./wire/check.ts"
+import { dropTooDeep, mayNestTooDeep, repairToFit, splitGlued } from "./wire/repair.ts"
 
 // ---------------------------------------------------------------------------
 // Shared pieces
@@ -569,7 +569,7 @@ export type KnownFrame =
 export type Frame = KnownFrame | UnknownFrame
 
 export type Decoded =
-  /** `problem`: something was dropped from the frame to make it fit (wire-repair.ts); the rest is here. */
+  /** `problem`: something was dropped from the frame to make it fit (wire/repair.ts); the rest is here. */
   | { readonly kind: "frame"; readonly frame: Frame; readonly problem?: string }
   /** Frames glued on one line: those that decoded, and one problem for the line. */
   | {
@@ -657,7 +657,7 @@ const stripped = (schema: z.ZodType): z.ZodType => {
   }
 }
 /**
- * true when `value` fits `schema` (its check compiled once, wire-check.ts; no copy made):
+ * true when `value` fits `schema` (its check compiled once, wire/check.ts; no copy made):
  * the caller keeps its own value, with every unknown field, typed by the schema.
  */
 export const conforms = <T extends z.ZodType>(schema: T, value: unknown): value is z.infer<T> =>
@@ -800,7 +800,7 @@ const droppedText = (label: string, dropped: ReadonlyArray<string>): string =>
 
 /**
  * Validate an already parsed value as a frame (for callers holding objects),
- * repaired in place when it can be (wire-repair.ts): nesting past the bound
+ * repaired in place when it can be (wire/repair.ts): nesting past the bound
  * and mistyped fields are dropped, and the frame comes with one `problem`
  * saying so. `deep: false` skips the depth walk for a value known shallow.
  */

@@ -1,7 +1,7 @@
 /**
  * Dynamic workflows: the `task_progress` snapshots (phases and agents), the
  * run's record (`output_file`, or its copy beside the session), the agents'
- * transcript files followed as they grow (workflow-tail.ts), and stored runs rebuilt
+ * transcript files followed as they grow (workflow/tail.ts), and stored runs rebuilt
  * for `read_session` (the run record, or journal + meta for an unfinished run).
  *
  * Layout (CLI 2.1.332, see testdata/workflow):
@@ -15,7 +15,7 @@ import { Fs } from "./sdk/plugin-api.ts"
 import { basename, dirname, join } from "./sdk/paths.ts"
 import type { TaskInfo, TaskStatus, WorkflowInfo, WorkflowPhase } from "./sdk/protocol.ts"
 import { newTaskState, snapshot, type TaskState } from "./task.ts"
-import { agentFile, parseLines } from "./workflow-tail.ts"
+import { agentFile, parseLines } from "./workflow/tail.ts"
 import {
   AgentMeta,
   conforms,
@@ -26,7 +26,7 @@ import {
   WorkflowRecord,
 } from "./wire.ts"
 
-export { type AgentRecords, Tail, WorkflowTail } from "./workflow-tail.ts"
+export { type AgentRecords, Tail, WorkflowTail } from "./workflow/tail.ts"
 
 // ---------------------------------------------------------------------------
 // Snapshots

@@ -7,7 +7,7 @@
  */
 import { Effect, Option, Scope } from "effect"
 import * as account from "../account.ts"
-import { CAPABILITIES } from "../capabilities.ts"
+import { CAPABILITIES } from "./capabilities.ts"
 import { configDirFor, continuationKey, readMergedSettings } from "../config.ts"
 import { agentOptions, MAINTENANCE_KNOB, maintenanceCheckOn, promptKeywords } from "../options.ts"
 import { Env } from "../sdk/plugin-api.ts"

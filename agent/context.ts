@@ -5,7 +5,7 @@
  * host sees it.
  */
 import type { Effect, Scope } from "effect"
-import type { AgentCatalog } from "../catalog.ts"
+import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
 import type { SessionError, SessionNotFound } from "../errors.ts"
 import type { Account } from "../instances.ts"

@@ -5,7 +5,7 @@
  * turned on, and whether the workspace's settings allow it at all.
  */
 import { Effect } from "effect"
-import type { AgentCatalog } from "../catalog.ts"
+import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
 import { configDirFor, readMergedSettings } from "../config.ts"
 import type { Account } from "../instances.ts"

@@ -24,7 +24,7 @@
  */
 import { Effect, Fiber } from "effect"
 import fc from "fast-check"
-import { launchArgs } from "../launch.ts"
+import { launchArgs } from "../session/launch.ts"
 import { makeMapper } from "../map.ts"
 import { brokerContext } from "../sdk/context.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"

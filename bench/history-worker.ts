@@ -10,9 +10,9 @@
  * Prints one JSON line: a `Sample` (bench/sample.ts).
  */
 import { Context, Effect } from "effect"
-import { makeFsBroker } from "../host/fs-broker.ts"
-import { makeScopeSet } from "../host/scopes.ts"
-import { openJsonStorage } from "../host/storage.ts"
+import { makeFsBroker } from "../host/broker/fs-broker.ts"
+import { makeScopeSet } from "../host/broker/scopes.ts"
+import { openJsonStorage } from "../host/broker/storage.ts"
 import { listSessions, readSession } from "../history.ts"
 import { settleListCache } from "./list-cache.ts"
 import { Fs, type FsShape, Storage } from "../sdk/plugin-api.ts"
@@ -25,7 +25,7 @@ export type OursMode = "ours-list" | "ours-list-warm" | "ours-read" | "floor-lis
 const corpus = JSON.parse(process.env.BENCH_CORPUS ?? "{}") as Corpus
 const storageFile = process.env.BENCH_STORAGE ?? ""
 const mode = process.argv[2] as OursMode
-/** `broker`: the files are read through host/fs-broker (grant checks, asynchronous I/O). */
+/** `broker`: the files are read through host/broker/fs-broker (grant checks, asynchronous I/O). */
 const via = process.argv[3] === "broker" ? "broker" : "direct"
 
 /** The host's own fs broker, granting the corpus folder as the manifest grants ~/.claude. */

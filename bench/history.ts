@@ -21,7 +21,7 @@
  * - warm: a fresh process whose storage holds the cache the cold run wrote,
  *   as on a host that lists again: folders listed, files stat'ed, nothing read.
  * Both read files directly (bench/node-fs.ts), and again through the host's
- * own broker (host/fs-broker: grant checks, the event loop kept turning),
+ * own broker (host/broker/fs-broker: grant checks, the event loop kept turning),
  * the plugin's real path. `floor-list` makes only the file-system calls of a
  * cold list (no plugin code): the bound on any cold list's speed here.
  *

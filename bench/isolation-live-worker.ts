@@ -1,7 +1,7 @@
 /**
  * One mode's host for the isolation benchmark's live part (bench/isolation.ts),
  * in a process of its own, as a front end runs one: the replay fixture
- * (host/fixtures/replay-plugin) started by the real host (startHost) in the
+ * (host/testing/fixtures/replay-plugin) started by the real host (startHost) in the
  * given mode, then one replay of the frames file per `replay` line on stdin,
  * each answered with one JSON line on stdout: wall time, the CPU of this
  * process (the host, and in-process the plugin too) and of the plugin
@@ -17,8 +17,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { constants, PerformanceObserver } from "node:perf_hooks"
 import { createInterface } from "node:readline"
-import { startHost } from "../host/host.ts"
-import { makeTempWorld } from "../host/testing.ts"
+import { startHost } from "../host/core/host.ts"
+import { makeTempWorld } from "../host/testing/testing.ts"
 
 const [mode = "process", framesPath = ""] = process.argv.slice(2)
 const repoRoot = join(import.meta.dirname, "..")
@@ -42,7 +42,7 @@ new PerformanceObserver((list) => {
 const main = async () => {
   const world = makeTempWorld("cvg-isolation-live-")
   const host = await startHost({
-    pluginDir: join(repoRoot, "host/fixtures/replay-plugin"),
+    pluginDir: join(repoRoot, "host/testing/fixtures/replay-plugin"),
     home: world.home,
     dataDir: join(world.hostData, mode),
     env: { HOME: world.home, PATH: "/usr/bin:/bin" },

@@ -19,7 +19,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { startHost } from "../host/host.ts"
+import { startHost } from "../host/core/host.ts"
 import type { CallFaults, CpuSplit } from "./isolation.ts"
 import { settleListCache } from "./list-cache.ts"
 

@@ -21,10 +21,10 @@
  *   shares the host's heap and its copy of Effect and Zod, which the host's
  *   start already ran. (Since 2026-12-06 the isolated list overlaps the
  *   host's reads with the plugin's summaries on the second core: the
- *   broker's read turns, host/fs-broker.ts.)
+ *   broker's read turns, host/broker/fs-broker.ts.)
  * - Live frames: the recorded CLI frames (as bench/mapper.ts makes them,
  *   ≥ 50,000) piped through a real child process into the replay fixture
- *   (host/fixtures/replay-plugin), decoded, mapped and emitted to the host:
+ *   (host/testing/fixtures/replay-plugin), decoded, mapped and emitted to the host:
  *   wall time per frame and CPU per frame (host plus plugin process), each
  *   mode's host in a long-lived process of its own, as a front end runs one
  *   (bench/isolation-live-worker.ts), warmed up by one replay first, the
@@ -61,7 +61,7 @@ import { availableParallelism, loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createInterface } from "node:readline"
-import { HOST_NODE_FLAGS } from "../host/host-flags.ts"
+import { HOST_NODE_FLAGS } from "../host/core/host-flags.ts"
 import { ensureCorpus } from "./corpus.ts"
 import { recordedLines, repetition } from "./recordings.ts"
 import { ensureListCorpus } from "./scale-corpus.ts"
@@ -75,7 +75,7 @@ const workDir = join(repoRoot, "node_modules", ".cache", "isolation-bench")
 
 /**
  * Node flags of both modes' host processes: the terminal front end's
- * (host/host-flags.ts), or `ISOLATION_HOST_FLAGS` (`none` for V8's defaults).
+ * (host/core/host-flags.ts), or `ISOLATION_HOST_FLAGS` (`none` for V8's defaults).
  */
 export const HOST_FLAGS: ReadonlyArray<string> =
   process.env.ISOLATION_HOST_FLAGS === undefined
@@ -245,7 +245,7 @@ const machineBusyMs = (): number => {
 /**
  * The pause before each replay: the host's process broker looks for what the
  * last replay's `cat` left behind again 100, 400 and 1,500 ms after it ended
- * (a scan of /proc each, host/process-broker.ts), and without the pause
+ * (a scan of /proc each, host/broker/process-broker.ts), and without the pause
  * those scans land in the next replay, the other mode's, as host CPU (the
  * isolated host's CPU a frame swung 1.8–5.3 µs between runs of one tree).
  */

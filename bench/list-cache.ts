@@ -1,10 +1,10 @@
 /**
  * Waiting, outside a measured call, for the summary cache a list writes in
- * the background after its answer (session-list.ts: one shard per project
+ * the background after its answer (history/session-list.ts: one shard per project
  * folder, several writes), so that the next (warm) run finds all of it.
  */
 import { Effect } from "effect"
-import type { JsonStorage } from "../host/storage.ts"
+import type { JsonStorage } from "../host/broker/storage.ts"
 
 const PREFIX = "cache:history:list:"
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -3,7 +3,7 @@
  * folders: plain file-system calls with no grant checks (the benchmark reads
  * its own corpus). Small reads (stat, ranges, lists) use the synchronous
  * calls, which cost a few microseconds each instead of a thread-pool round
- * trip; whole files stream as the host's broker streams them (host/file-chunks.ts).
+ * trip; whole files stream as the host's broker streams them (host/broker/file-chunks.ts).
  */
 import {
   closeSync,
@@ -19,8 +19,8 @@ import {
 import { homedir, tmpdir } from "node:os"
 import { Effect, Layer } from "effect"
 import { type DirEntry, type FileEnds, Fs, type FsShape } from "../sdk/plugin-api.ts"
-import { readEndsSync } from "../host/ends-reader.ts"
-import { fileChunks } from "../host/file-chunks.ts"
+import { readEndsSync } from "../host/broker/ends-reader.ts"
+import { fileChunks } from "../host/broker/file-chunks.ts"
 import { endsBufferBytes } from "../sdk/file-ends.ts"
 
 const orNull = <A>(f: () => A): A | null => {
@@ -92,7 +92,7 @@ export const nodeFs: FsShape = {
         closeSync(fd)
         return null
       }
-      // Read as the host's broker reads (host/file-chunks.ts): the benchmark measures what the plugin gets.
+      // Read as the host's broker reads (host/broker/file-chunks.ts): the benchmark measures what the plugin gets.
       const close = () => Effect.sync(() => orNull(() => closeSync(fd)))
       return fileChunks(fd, start, close, options?.lend === true)
     }),

@@ -26,7 +26,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { Effect, Fiber, type Scope } from "effect"
-import { launchArgs } from "../launch.ts"
+import { launchArgs } from "../session/launch.ts"
 import { makeMapper } from "../map.ts"
 import { brokerContext } from "../sdk/context.ts"
 import { type FakeProcess, makeFakePeer } from "../sdk/testing/fake-peer.ts"

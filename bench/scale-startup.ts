@@ -25,8 +25,8 @@
  */
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { startHost } from "../host/host.ts"
-import { initializeRequest } from "../launch.ts"
+import { startHost } from "../host/core/host.ts"
+import { initializeRequest } from "../session/launch.ts"
 import { cliEnv, initialize, makeSandbox, spawnClaude } from "../testkit/cli.ts"
 import { startModelServer } from "../testkit/model-server.ts"
 import { armSpawnProbe, disarmSpawnProbe, type StartMarks } from "./spawn-probe.ts"
@@ -135,7 +135,7 @@ export const measureStartup = async (
         server,
         env: { ...env, CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS: "1" },
       })
-      // A session without plugin tools sends a bare initialize (launch.ts initializeRequest).
+      // A session without plugin tools sends a bare initialize (session/launch.ts initializeRequest).
       await initialize(p, { extra: initializeRequest({ hasTools: false, appendSystemPrompt: undefined }) })
       const raw = performance.now() - rawAt
       disarmSpawnProbe()

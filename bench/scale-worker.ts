@@ -19,12 +19,12 @@
  */
 import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs"
 import { Context, Effect } from "effect"
-import { openJsonStorage } from "../host/storage.ts"
-import { isParsedLine } from "../chain.ts"
+import { openJsonStorage } from "../host/broker/storage.ts"
+import { isParsedLine } from "../history/chain.ts"
 import { LinePrefix, LONG_LINE_BYTES } from "../files.ts"
 import { listSessions, readSession } from "../history.ts"
 import { Fs, Storage } from "../sdk/plugin-api.ts"
-import { endsFacts } from "../session-summary.ts"
+import { endsFacts } from "../history/session-summary.ts"
 import { nodeFs, rawEndsFloor } from "./node-fs.ts"
 import { settleListCache } from "./list-cache.ts"
 import { measureCall } from "./sample.ts"
@@ -66,7 +66,7 @@ const floorRead = (path: string): number => {
 }
 
 /**
- * The line numbers of a file the reader parses: chain.ts's own rule on each
+ * The line numbers of a file the reader parses: history/chain.ts's own rule on each
  * line's first bytes (user, assistant, system, title records), lines the
  * reader cuts (past files.ts `LONG_LINE_BYTES`) left out. Found before the
  * measured call, with their bytes.

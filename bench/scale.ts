@@ -130,7 +130,7 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
 
   // --- read -----------------------------------------------------------------
   // Two floors: the bytes read and split (parsing nothing), and that plus JSON.parse of exactly the
-  // lines the reader parses (chain.ts `isParsedLine`), the least a reader that returns them must do.
+  // lines the reader parses (history/chain.ts `isParsedLine`), the least a reader that returns them must do.
   console.log(
     "\nread_session              size    time     floor    ratio   floor+parse  ratio    CPU: read    floor  ratio  floor+parse  ratio   peak     answer text   items   parsed lines",
   )

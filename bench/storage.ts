@@ -1,6 +1,6 @@
 /**
  * The host's plugin storage writing a list's summary cache, as a cold list
- * of 50,000 sessions leaves it (session-list-cache.ts: one shard a project
+ * of 50,000 sessions leaves it (history/session-list-cache.ts: one shard a project
  * folder, each a JSON string of its files' entries): the sets and the
  * write to disk, on the host's main thread after the list's answer (in the
  * plugin process's mode, the host's, which also serves the front end).
@@ -17,14 +17,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { openJsonStorage } from "../host/storage.ts"
+import { openJsonStorage } from "../host/broker/storage.ts"
 
 const ROUNDS = 7
 
 const median = (xs: ReadonlyArray<number>) =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 
-/** Shards shaped like the list's (session-list-cache.ts `toEntry`): size, mtime, title, created, cwd, branch. */
+/** Shards shaped like the list's (history/session-list-cache.ts `toEntry`): size, mtime, title, created, cwd, branch. */
 const shardsOf = (folders: number, perFolder: number): Array<[string, string]> =>
   Array.from({ length: folders }, (_, f) => {
     const cwd = `/home/dev/code/project-${String(f).padStart(2, "0")}`

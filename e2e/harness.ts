@@ -9,7 +9,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { type Host, startHost } from "../host/host.ts"
+import { type Host, startHost } from "../host/core/host.ts"
 import {
   type CliSupport,
   type CliVersion,

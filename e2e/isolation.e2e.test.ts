@@ -6,7 +6,7 @@
  * again, which resumes the conversation where it was.
  */
 import { describe, expect, it } from "vitest"
-import { pidAlive } from "../host/testing.ts"
+import { pidAlive } from "../host/testing/testing.ts"
 import { text, toolUse } from "../testkit/model-server.ts"
 import {
   closeWorldsAfterEach,

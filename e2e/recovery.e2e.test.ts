@@ -3,12 +3,12 @@
  * host/, the real CLI 2.1.332, the scripted model. Pickup evidence for
  * steers (mid-turn, at the turn's end, into a CLI that is then killed), and
  * a usage-limit rejection a few seconds before its reset followed by the
- * front ends' one automatic continue (host/auto-continue.ts).
+ * front ends' one automatic continue (host/core/auto-continue.ts).
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it, vi } from "vitest"
-import { makeAutoContinue } from "../host/auto-continue.ts"
+import { makeAutoContinue } from "../host/core/auto-continue.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
 import { rateLimited, text, toolUse } from "../testkit/model-server.ts"
 import { GATEWAY_AUTH_TOKEN } from "../testkit/scenarios.ts"

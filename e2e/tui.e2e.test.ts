@@ -25,7 +25,7 @@ const repoRoot = join(import.meta.dirname, "..")
  * (The `tsx` command would put a parent in front that relays a signal and
  * SIGKILLs the child when it does not answer within 30 ms: no clean-up.)
  */
-const cli = `${process.execPath} --import tsx host/cli.ts`
+const cli = `${process.execPath} --import tsx host/tui/main.ts`
 const socket = `cvg-tui-e2e-${process.pid}`
 const SESSION = "demo"
 /** A second front end, for Ctrl-C with no run open. */
@@ -392,11 +392,15 @@ describe("npm start in a terminal (demo)", () => {
   }, 120_000)
 
   it('`npm start -- "<prompt>"` in demo mode runs to the end and exits 0', async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "host/cli.ts", "--demo", "Show me around"], {
-      cwd: repoRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NO_COLOR: "1" },
-    })
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "host/tui/main.ts", "--demo", "Show me around"],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, NO_COLOR: "1" },
+      },
+    )
     let out = ""
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8")
@@ -440,7 +444,7 @@ describe("npm start in a terminal (demo)", () => {
     expect(head.code).toBe(141)
     expect(existsSync(headRoot!)).toBe(false)
 
-    const child = spawn(process.execPath, ["--import", "tsx", "host/cli.ts", "--demo"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "host/tui/main.ts", "--demo"], {
       cwd: repoRoot,
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, XDG_DATA_HOME: xdg, NO_COLOR: "1" },

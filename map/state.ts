@@ -11,7 +11,7 @@
  *   there is no side list to drain.
  */
 import type { AgentEvent, RunUsage, ToolCall, UsageLimits } from "../sdk/protocol.ts"
-import type { Rejection } from "../quota.ts"
+import type { Rejection } from "./quota.ts"
 import { changedSnapshot, type TaskState } from "../task.ts"
 import type { TaskList } from "../tools.ts"
 import type { Usage } from "../wire.ts"

@@ -20,7 +20,7 @@
  */
 import { excerpt } from "../bounds.ts"
 import { limitsFromRateLimitEvent } from "../limits.ts"
-import { rejectionOf } from "../quota.ts"
+import { rejectionOf } from "./quota.ts"
 import type { RunUsage } from "../sdk/protocol.ts"
 import { stringsOf } from "../values.ts"
 import type {

@@ -6,7 +6,7 @@
  * as `{ mcp_response }`.
  */
 import { Effect } from "effect"
-import { MCP_SERVER_NAME } from "../launch.ts"
+import { MCP_SERVER_NAME } from "./launch.ts"
 import { handleMcp, type JsonRpcMessage, type McpServerSpec } from "../sdk/mcp.ts"
 import { Host } from "../sdk/plugin-api.ts"
 import type { PluginTool } from "../sdk/protocol.ts"

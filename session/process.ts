@@ -24,7 +24,7 @@
  */
 import { type Context, Effect, Exit, Scope } from "effect"
 import { LaunchFailed, ProcessExited, type SessionError } from "../errors.ts"
-import { initializeRequest } from "../launch.ts"
+import { initializeRequest } from "./launch.ts"
 import { type Broker, type BrokerError, Env, type ProcessExit } from "../sdk/plugin-api.ts"
 import { type DecodedLine, openTransport, type Transport } from "../transport.ts"
 import type { StartMode } from "../types.ts"

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type CliSupport, parseCliVersion, supportOf } from "../cli-version.ts"
-import { PROTOCOL_ARGS } from "../launch.ts"
+import { PROTOCOL_ARGS } from "../session/launch.ts"
 
 export type Frame = Record<string, unknown> & { type?: string; subtype?: string }
 
@@ -162,7 +162,7 @@ export interface StandardArgsOptions {
 
 /** The stream-json flags every headless session uses, plus session selection. */
 export function standardArgs(o: StandardArgsOptions = {}): string[] {
-  // The same protocol head the plugin launches with (launch.ts), and the flag only where the CLI has it.
+  // The same protocol head the plugin launches with (session/launch.ts), and the flag only where the CLI has it.
   const a = [
     ...PROTOCOL_ARGS,
     ...(testCliSupport().has("forwardSubagentText") ? ["--forward-subagent-text"] : []),

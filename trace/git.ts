@@ -1,7 +1,7 @@
 /**
  * The git calls Agent Trace needs, over one runner: the broker's Process
  * service inside the plugin (`brokerGit`), `child_process` in the report
- * command (host/trace-report.ts). The plugin writes no file itself: notes go
+ * command (host/trace/trace-report.ts). The plugin writes no file itself: notes go
  * in through `git notes … -F -` with the record on stdin.
  *
  * Rules: every call names its repository with `-C` and starts in HOME (the

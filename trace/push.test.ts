@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/git-fixture.ts"
+import { type GitWorld, git, grantedGit, makeGitWorld } from "../host/testing/git-fixture.ts"
 import { NOTES_REF } from "./git.ts"
 import { pushesIn, pushNotes, pushRemoteOf } from "./push.ts"
 

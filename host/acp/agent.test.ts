@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest"
 import type { AgentEvent, AgentInfo } from "../../sdk/protocol.ts"
-import { makeEventHub } from "../events.ts"
-import type { Host } from "../host.ts"
+import { makeEventHub } from "../core/events.ts"
+import type { Host } from "../core/host.ts"
 import { makeAcpAgent } from "./agent.ts"
 import { builtInInfo } from "./built-in-info.ts"
 import { initialize, makeTestClient } from "./testing.ts"

@@ -10,7 +10,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import type { AgentEvent } from "../../sdk/protocol.ts"
-import type { Host } from "../host.ts"
+import type { Host } from "../core/host.ts"
 import {
   answerFromOption,
   type Answers,

@@ -1,7 +1,7 @@
 /**
  * Continue at the reset in the ACP server (opt-in: `npm run acp --
  * --auto-continue identified|any`), as ACP lets an agent do it: the rules
- * are host/auto-continue.ts's (a blocked run with a known reset, an
+ * are host/core/auto-continue.ts's (a blocked run with a known reset, an
  * identified account unless `any`, nothing sent meanwhile, once), and here:
  * - what it schedules, holds, cancels or sends is a quoted notice line in
  *   the chat, like the front end's other notices (ACP v1 has no notice update);
@@ -11,9 +11,9 @@
  * - any `session/prompt` of the client cancels a pending continue.
  */
 import { randomUUID } from "node:crypto"
-import type { Host } from "../host.ts"
+import type { Host } from "../core/host.ts"
 import type { AgentEvent } from "../../sdk/protocol.ts"
-import { type AutoContinueMode, makeAutoContinue } from "../auto-continue.ts"
+import { type AutoContinueMode, makeAutoContinue } from "../core/auto-continue.ts"
 import type { AcpSession } from "./session.ts"
 import { note } from "./updates.ts"
 
@@ -24,7 +24,7 @@ export interface AcpAutoContinueOptions {
   /** The served session of an id (a closed one is gone: nothing is sent to it). */
   readonly session: (sessionId: string) => AcpSession | undefined
   readonly log: (message: string) => void
-  /** Extra wait after the reset (host/auto-continue.ts; tests shorten it). */
+  /** Extra wait after the reset (host/core/auto-continue.ts; tests shorten it). */
   readonly marginMs?: number
 }
 

@@ -14,7 +14,7 @@
  * - The approval mode's choices are the plugin's own, so the modes a
  *   session is answered with are the ones the live catalog has.
  */
-import { CAPABILITIES } from "../../capabilities.ts"
+import { CAPABILITIES } from "../../agent/capabilities.ts"
 import { agentOptions } from "../../options.ts"
 import { modelCatalog } from "../../models.ts"
 import type { AgentInfo } from "../../sdk/protocol.ts"

@@ -31,9 +31,9 @@ import { dirname, join, resolve } from "node:path"
 import { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
-import { parseAutoContinueMode } from "../auto-continue.ts"
+import { parseAutoContinueMode } from "../core/auto-continue.ts"
 import type { AgentInfo } from "../../sdk/protocol.ts"
-import type { Host } from "../host.ts"
+import type { Host } from "../core/host.ts"
 import { type SpawnedPlugin, spawnPluginChild } from "../plugin-process/spawn.ts"
 import type { DemoWorld } from "../tui/demo-env.ts"
 import { loginPath } from "../tui/login.ts"
@@ -193,7 +193,7 @@ const main = async (): Promise<number> => {
   since("entry loaded")
   const spawning = spawnEarly()
   if (debug) void spawning.then((early) => early && since("plugin process spawned"))
-  const [{ startHost }, spawnedPlugin] = await Promise.all([import("../host.ts"), spawning])
+  const [{ startHost }, spawnedPlugin] = await Promise.all([import("../core/host.ts"), spawning])
   since("host side loaded")
   let pluginStarting!: () => void
   const pluginStarted = new Promise<void>((resolve) => (pluginStarting = resolve))

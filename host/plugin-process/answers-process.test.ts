@@ -11,9 +11,9 @@
 import { readFileSync } from "node:fs"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { PART_BYTES } from "../../sdk/channel.ts"
-import type { Host } from "../host.ts"
+import type { Host } from "../core/host.ts"
 import { startStreamHost } from "./stream-host.ts"
-import { makeTempWorld, type TempWorld } from "../testing.ts"
+import { makeTempWorld, type TempWorld } from "../testing/testing.ts"
 
 let world: TempWorld
 let host: Host | undefined

@@ -11,9 +11,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { type Message, makePeer, type Port } from "../../sdk/channel.ts"
 import { channelApi } from "../../sdk/context.ts"
 import type { FileEnds, PluginApi } from "../../sdk/plugin-api.ts"
-import { type HostBroker, makeBroker } from "../broker.ts"
-import { loadManifest } from "../manifest.ts"
-import { makeTempWorld, pidAlive, type TempWorld } from "../testing.ts"
+import { type HostBroker, makeBroker } from "../broker/broker.ts"
+import { loadManifest } from "../core/manifest.ts"
+import { makeTempWorld, pidAlive, type TempWorld } from "../testing/testing.ts"
 import { serveBroker } from "./serve-broker.ts"
 
 const repoRoot = join(import.meta.dirname, "../..")

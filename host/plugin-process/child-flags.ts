@@ -4,7 +4,7 @@
  * runs (its entry and the plugin's bundle), no grant of anything else, and
  * no code generation from strings.
  *
- * What the flags hold, checked by host/plugin-process.test.ts on the Node
+ * What the flags hold, checked by host/plugin-process/plugin-process.test.ts on the Node
  * that runs the tests (Node 20.20 and 24.22 verified by hand):
  * - files: reads of any other path, and every write, are ERR_ACCESS_DENIED;
  * - child processes, worker threads, the inspector: ERR_ACCESS_DENIED;

@@ -9,13 +9,13 @@ import { createHash } from "node:crypto"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type Host, startHost } from "../host.ts"
-import { makeTempWorld, type TempWorld } from "../testing.ts"
+import { type Host, startHost } from "../core/host.ts"
+import { makeTempWorld, type TempWorld } from "../testing/testing.ts"
 import { pluginCode } from "./bundle.ts"
 import { cacheFlags, codeCachePath } from "./child-flags.ts"
 import { cachedDataFor, codeCacheSupported } from "./code-cache.ts"
 
-const probeDir = join(import.meta.dirname, "../fixtures/probe-plugin")
+const probeDir = join(import.meta.dirname, "../testing/fixtures/probe-plugin")
 const sha = (text: string) => createHash("sha256").update(text).digest()
 
 describe("cachedDataFor", () => {

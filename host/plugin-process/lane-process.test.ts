@@ -14,9 +14,9 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { STREAM_WINDOW } from "../../sdk/channel.ts"
-import type { Host } from "../host.ts"
+import type { Host } from "../core/host.ts"
 import { startStreamHost } from "./stream-host.ts"
-import { makeTempWorld, pidAlive, type TempWorld } from "../testing.ts"
+import { makeTempWorld, pidAlive, type TempWorld } from "../testing/testing.ts"
 
 const SIZE = 48 * 1024 * 1024
 

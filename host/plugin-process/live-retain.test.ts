@@ -1,6 +1,6 @@
 /**
  * The isolated host keeps nothing per live frame: the real host with the
- * replay fixture (host/fixtures/replay-plugin) in its own plugin process,
+ * replay fixture (host/testing/fixtures/replay-plugin) in its own plugin process,
  * the recorded CLI frames piped through `cat` again and again; after the
  * first replays (JIT, channel and lane buffers warm) the host's heap after a
  * full collection stays where it was, so no event, batch, chunk or lane
@@ -13,8 +13,8 @@ import { join } from "node:path"
 import { getHeapStatistics, setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { afterEach, describe, expect, it } from "vitest"
-import { type Host, startHost } from "../host.ts"
-import { makeTempWorld, type TempWorld } from "../testing.ts"
+import { type Host, startHost } from "../core/host.ts"
+import { makeTempWorld, type TempWorld } from "../testing/testing.ts"
 
 setFlagsFromString("--expose-gc")
 const gc = runInNewContext("gc") as () => void
@@ -84,7 +84,7 @@ const growthOverReplays = async (recordEvents: boolean) => {
   const frames = join(world.outside, "frames.jsonl")
   const frameCount = writeFrames(frames)
   host = await startHost({
-    pluginDir: join(repoRoot, "host/fixtures/replay-plugin"),
+    pluginDir: join(repoRoot, "host/testing/fixtures/replay-plugin"),
     home: world.home,
     dataDir: world.hostData,
     env: { HOME: world.home, PATH: "/usr/bin:/bin" },

@@ -6,7 +6,7 @@
  *
  * Rules it keeps:
  * - Every batch the child sends is checked against the channel's envelope
- *   (a check compiled once from the Zod schema, wire-check.ts; Zod words
+ *   (a check compiled once from the Zod schema, wire/check.ts; Zod words
  *   the refusal); a malformed one is one diagnostic and is dropped.
  * - When the child dies (crash, kill, out of memory) it is logged with the
  *   last lines of its stderr, every pending call fails with
@@ -26,15 +26,15 @@ import { z } from "zod"
 import { ChannelError, type Message, makePeer, type Peer, type Port } from "../../sdk/channel.ts"
 import type { ActivateParams } from "../../sdk/context.ts"
 import type { AgentEvent, AgentHost, AgentProvider } from "../../sdk/protocol.ts"
-import { emitNow } from "../agents.ts"
-import type { HostBroker } from "../broker.ts"
-import { REFUSED } from "../log.ts"
+import { emitNow } from "../core/agents.ts"
+import type { HostBroker } from "../broker/broker.ts"
+import { REFUSED } from "../core/log.ts"
 import { frameHeader, LANE_FD } from "./lane.ts"
 import { serveBroker } from "./serve-broker.ts"
 import { type SpawnedPlugin, spawnKey, spawnPluginChild } from "./spawn.ts"
 import { watchChild } from "./watchdog.ts"
 import { AGENT_PROVIDER_CALLS } from "../../sdk/provider-calls.ts"
-import { compileCheck } from "../../wire-check.ts"
+import { compileCheck } from "../../wire/check.ts"
 
 const Envelope = z.array(
   z.discriminatedUnion("t", [

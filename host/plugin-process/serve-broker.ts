@@ -19,8 +19,8 @@ import { type Peer, STREAM_WINDOW, type StreamSink } from "../../sdk/channel.ts"
 import { endsRecordBytes, listingRecord, writeEndsRecord } from "../../sdk/ends-wire.ts"
 import { inFolder, matchingEntries } from "../../sdk/file-ends.ts"
 import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
-import type { HostBroker } from "../broker.ts"
-import { LIST_ENDS_MAX_ENTRIES } from "../fs-broker.ts"
+import type { HostBroker } from "../broker/broker.ts"
+import { LIST_ENDS_MAX_ENTRIES } from "../broker/fs-broker.ts"
 import { makeSlicePool, type SlicePool } from "./slice-pool.ts"
 
 const Path = z.object({ path: z.string() })

@@ -10,11 +10,11 @@ import { once } from "node:events"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { type Host, startHost } from "../host.ts"
-import { makeTempWorld, pidAlive, type TempWorld } from "../testing.ts"
+import { type Host, startHost } from "../core/host.ts"
+import { makeTempWorld, pidAlive, type TempWorld } from "../testing/testing.ts"
 import { type SpawnedPlugin, spawnPluginChild } from "./spawn.ts"
 
-const probeDir = join(import.meta.dirname, "..", "fixtures", "probe-plugin")
+const probeDir = join(import.meta.dirname, "..", "testing", "fixtures", "probe-plugin")
 const spawnModule = join(import.meta.dirname, "spawn.ts")
 
 let world: TempWorld

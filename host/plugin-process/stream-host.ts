@@ -1,13 +1,13 @@
 /**
  * Test support: a real host running the stream fixture plugin
- * (host/fixtures/stream-plugin) in its own plugin process, inside a
+ * (host/testing/fixtures/stream-plugin) in its own plugin process, inside a
  * temporary world, for the tests of what crosses between the two processes.
  */
 import { join } from "node:path"
-import { type Host, startHost } from "../host.ts"
-import type { TempWorld } from "../testing.ts"
+import { type Host, startHost } from "../core/host.ts"
+import type { TempWorld } from "../testing/testing.ts"
 
-const streamDir = join(import.meta.dirname, "../fixtures/stream-plugin")
+const streamDir = join(import.meta.dirname, "../testing/fixtures/stream-plugin")
 
 /** The host, with a short kill grace so a test's ended processes go quickly. */
 export const startStreamHost = (world: TempWorld): Promise<Host> =>

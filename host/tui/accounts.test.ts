@@ -1,7 +1,7 @@
 /** `/account add` words into a stored entry, checked by the plugin's own rule; `/plugins` from the manifest. */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { parseManifest } from "../manifest.ts"
+import { parseManifest } from "../core/manifest.ts"
 import { parseAccountAdd } from "./accounts.ts"
 import { grantLines } from "./plugins.ts"
 import manifestJson from "../../plugin.manifest.json" with { type: "json" }

@@ -8,7 +8,7 @@
 import { Effect, Result } from "effect"
 import { parseArgs } from "node:util"
 import { INSTANCES_KEY, validateAccount } from "../../instances.ts"
-import type { JsonStorage } from "../storage.ts"
+import type { JsonStorage } from "../broker/storage.ts"
 
 export const ACCOUNT_ADD_USAGE =
   "/account add <id> [--name <name>] (--config-dir <dir> | --api-key <key> [--base-url <url>])"

@@ -4,14 +4,14 @@
  * the code of their outcome; Ctrl-C cancels.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
-import { git, makeGitWorld } from "../git-fixture.ts"
+import { git, makeGitWorld } from "../testing/git-fixture.ts"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PassThrough, Writable } from "node:stream"
 import { afterEach, describe, expect, it } from "vitest"
 import type { AgentEvent, AgentInfo } from "../../sdk/protocol.ts"
-import { makeEventHub } from "../events.ts"
-import type { Host } from "../host.ts"
+import { makeEventHub } from "../core/events.ts"
+import type { Host } from "../core/host.ts"
 import { Chat, exitCodeFor } from "./app.ts"
 
 const AGENT = "claude"

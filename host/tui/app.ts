@@ -18,7 +18,7 @@ import { createInterface, type Interface } from "node:readline"
 import { styleText } from "node:util"
 import { resolve as resolvePath } from "node:path"
 import { Result } from "effect"
-import type { Host } from "../host.ts"
+import type { Host } from "../core/host.ts"
 import type {
   AgentEvent,
   AgentInfo,
@@ -38,11 +38,11 @@ import { choicesFor, needsRestart, OPTION, resolveChoice, rootWithoutSandbox } f
 import { commonPrefix, complete } from "./completion.ts"
 import { droppedImage, readImage } from "./images.ts"
 import { LineAssembler } from "./input.ts"
-import { traceCommand } from "../trace-report.ts"
+import { traceCommand } from "../trace/trace-report.ts"
 import { grantLines } from "./plugins.ts"
 import { appendHistory, loadHistory } from "./prompt-history.ts"
 import { makeMarkdown } from "./markdown.ts"
-import { type AutoContinue, type AutoContinueMode, makeAutoContinue } from "../auto-continue.ts"
+import { type AutoContinue, type AutoContinueMode, makeAutoContinue } from "../core/auto-continue.ts"
 import { compactNumber, makeRenderer, type Renderer, resetTime } from "./render.ts"
 import { Screen } from "./screen.ts"
 import { shortPath, statusText } from "./status.ts"
@@ -72,7 +72,7 @@ export interface ChatOptions {
   readonly reload?: () => Promise<Host>
   /** The environment the CLI runs in (which approval modes it allows). Default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>
-  /** Send one "continue" when a blocked run's usage window reopens (host/auto-continue.ts). Default off. */
+  /** Send one "continue" when a blocked run's usage window reopens (host/core/auto-continue.ts). Default off. */
   readonly autoContinue?: AutoContinueMode
 }
 

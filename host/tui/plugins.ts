@@ -2,7 +2,7 @@
  * `/plugins`: the loaded plugin as a host shows it before it is enabled: its
  * id, version, entry and every grant of its manifest with the reason given.
  */
-import type { Manifest } from "../manifest.ts"
+import type { Manifest } from "../core/manifest.ts"
 
 type Grants = Readonly<Record<string, unknown>>
 
