@@ -130,6 +130,22 @@ export interface SessionParams {
   readonly instructions?: string
   /** Option values (option id → value) chosen in the composer. */
   readonly options?: Readonly<Record<string, string | boolean>>
+  /** The session's own launch settings (a front end's session options), kept for each of its launches. */
+  readonly launch?: SessionLaunch
+}
+
+/** Launch settings a front end gives one session (ACP's `_meta.claudeCode.options`, `_meta.systemPrompt`). */
+export interface SessionLaunch {
+  /** Replaces the agent's own system prompt. */
+  readonly systemPrompt?: string
+  /** Appended to the system prompt (before the host's instructions). */
+  readonly appendSystemPrompt?: string
+  /** Tools that run without asking (permission rules such as `Bash(git *)`). */
+  readonly allowedTools?: ReadonlyArray<string>
+  /** The most model turns one prompt may take. */
+  readonly maxTurns?: number
+  /** Absolute directories the session may work in beyond its workspace. */
+  readonly additionalDirectories?: ReadonlyArray<string>
 }
 
 export interface CreateSessionParams extends SessionParams {
@@ -505,6 +521,8 @@ export interface AgentProvider {
   readSession(params: { readonly sessionId: string; readonly cwd: string }): Call<SessionTranscript>
   listSessions(params: ListSessionsParams): Call<SessionPage>
   closeSession(params: { readonly sessionId: string }): Call<void>
+  /** Delete a stored chat: gone from every list and refused on load; SessionNotFound for an unknown id. */
+  deleteSession(params: { readonly sessionId: string }): Call<void>
   prompt(params: PromptParams): Call<PromptAccepted>
   cancel(params: { readonly sessionId: string }): Call<void>
   cancelTask(params: { readonly sessionId: string; readonly taskId: string }): Call<void>
