@@ -36,7 +36,6 @@ import type { AgentInfo } from "../../sdk/protocol.ts"
 import type { Host } from "../core/host.ts"
 import { type SpawnedPlugin, spawnPluginChild } from "../plugin-process/spawn.ts"
 import type { DemoWorld } from "../tui/demo-env.ts"
-import { loginPath } from "../tui/login.ts"
 import type { BatchedStdio } from "./stdout.ts"
 // Only node: modules and light files above: the plugin process is spawned before the host (effect,
 // zod) is imported, so the child's start overlaps the host's loading. The ACP side (the SDK, its
@@ -151,10 +150,7 @@ const rememberInfo = (dataDir: string, agentId: string) => (info: AgentInfo) => 
 
 const login = (): Promise<number> =>
   new Promise((done) => {
-    const child = spawn("claude", ["auth", "login"], {
-      stdio: "inherit",
-      env: { ...process.env, PATH: loginPath(process.env.PATH) },
-    })
+    const child = spawn("claude", ["auth", "login"], { stdio: "inherit", env: process.env })
     child.on("error", (error) => {
       say(`claude auth login could not start: ${error.message}`)
       done(1)
@@ -227,7 +223,8 @@ const main = async (): Promise<number> => {
       values.data ??
         join(process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "convergence-claude"),
     )
-    env = { ...process.env, PATH: loginPath(process.env.PATH) }
+    // The user's own `claude`, found on their PATH (the pinned one is the demo's and the tests').
+    env = { ...process.env }
     starting = startHost({
       pluginDir,
       dataDir,

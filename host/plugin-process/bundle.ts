@@ -21,7 +21,7 @@
  */
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import type { BuildOptions } from "esbuild"
@@ -30,6 +30,27 @@ import { codeCacheSupported } from "./code-cache.ts"
 
 // Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
 const repoRoot = resolve(import.meta.dirname, "../..")
+
+/**
+ * An installed package (`npm pack`) has no esbuild: it ships this plugin's
+ * two files prebuilt (scripts/build-acp.mjs, dist/plugin-process/), used
+ * only there, so a checkout always runs its current sources.
+ */
+const prebuiltFor = (mainPath: string): PluginCode | undefined => {
+  const dir = join(repoRoot, "dist", "plugin-process")
+  if (esbuildVersion !== "none" || mainPath !== join(repoRoot, "main.ts")) return undefined
+  const code = { entry: join(dir, "child.mjs"), bundle: join(dir, "plugin.js") }
+  return existsSync(code.entry) && existsSync(code.bundle) ? code : undefined
+}
+
+/** A package.json's text, or one saying "none" when it cannot be found (an installed package has no esbuild). */
+function readFileSyncOr(path: () => string): string {
+  try {
+    return readFileSync(path(), "utf8")
+  } catch {
+    return '{"version":"none"}'
+  }
+}
 // Where tools keep their caches (ignored by git and Biome), one per checkout.
 const cacheRoot = join(repoRoot, "node_modules", ".cache", "cvg-plugin-process")
 
@@ -54,7 +75,7 @@ interface Stamp {
  * a bundle is stale.
  */
 const esbuildVersion = (
-  JSON.parse(readFileSync(createRequire(import.meta.url).resolve("esbuild/package.json"), "utf8")) as {
+  JSON.parse(readFileSyncOr(() => createRequire(import.meta.url).resolve("esbuild/package.json"))) as {
     version: string
   }
 ).version
@@ -178,6 +199,8 @@ export const pluginCode = async (
   v8Flags: ReadonlyArray<string> = [],
 ): Promise<PluginCode> => {
   const mainPath = resolve(pluginDir, main)
+  const shipped = prebuiltFor(mainPath)
+  if (shipped) return shipped
   const key = createHash("sha256").update(mainPath).digest("hex").slice(0, 16)
   const entry = join(cacheRoot, "child.mjs")
   const bundle = join(cacheRoot, key, "plugin.js")
