@@ -20,7 +20,7 @@ import {
 } from "./agent/session-checks.ts"
 import { makeCatalog } from "./agent/catalog.ts"
 import { type CliDetector, type CliSupport, type CliTable, makeCliDetector } from "./cli-version.ts"
-import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
+import { childEnvFor, knobFlags, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { LaunchFailed, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./session/launch.ts"
@@ -64,11 +64,7 @@ const argsFor = (
     workspace: cwd,
     cli,
     optionFlags: launchFlags(options, models, allowBypass, cli),
-    knobFlags: [
-      ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
-      ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
-      ...(knobs.settingSources !== undefined ? ["--setting-sources", knobs.settingSources] : []),
-    ],
+    knobFlags: knobFlags(knobs),
     addDirs: knobs.addDirs,
     extraArgs: knobs.extraArgs,
   })

@@ -222,6 +222,7 @@ describe("sessions", () => {
           expect(proc.args).toContain("--forward-subagent-text")
           expect(proc.flags("--add-dir")).toEqual([WS, "/opt/a", "/opt/b"])
           expect(proc.flags("--mcp-config")).toEqual(["/cfg/one.json", "/cfg/two.json"])
+          expect(proc.args).toContain("--strict-mcp-config")
           expect(proc.flag("--setting-sources")).toBe("user,project")
           // The user's own arguments come last.
           expect(proc.args.slice(-2)).toEqual(["--verbose", "--name=x y"])
@@ -238,6 +239,7 @@ describe("sessions", () => {
           HOME,
           CLAUDE_ADD_DIRS: "/opt/a:/opt/b",
           CLAUDE_MCP_CONFIG: "/cfg/one.json /cfg/two.json",
+          CLAUDE_STRICT_MCP_CONFIG: "1",
           CLAUDE_SETTING_SOURCES: "user, project",
           CLAUDE_EXTRA_ARGS: `--verbose "--name=x y"`,
           CLAUDE_APPEND_SYSTEM_PROMPT: "Be terse.",
