@@ -1,9 +1,9 @@
 /**
- * A lean Node-backed `Fs` service for benchmarks and ad-hoc runs over real
- * folders: plain file-system calls with no grant checks (the benchmark reads
- * its own corpus). Small reads (stat, ranges, lists) use the synchronous
- * calls, which cost a few microseconds each instead of a thread-pool round
- * trip; whole files stream as the host's broker streams them (host/broker/file-chunks.ts).
+ * A lean Node-backed `Fs` service for tests and benchmarks over real
+ * folders: plain file-system calls with no grant checks (they read their own
+ * fixtures and corpora). Small reads use the synchronous calls, which skip a
+ * thread-pool round trip; whole files stream as the host's broker streams
+ * them (host/broker/file-chunks.ts), so what the plugin gets is the same.
  */
 import {
   closeSync,
@@ -92,7 +92,6 @@ export const nodeFs: FsShape = {
         closeSync(fd)
         return null
       }
-      // Read as the host's broker reads (host/broker/file-chunks.ts): the benchmark measures what the plugin gets.
       const close = () => Effect.sync(() => orNull(() => closeSync(fd)))
       return fileChunks(fd, start, close, options?.lend === true)
     }),
@@ -127,42 +126,3 @@ export const nodeFs: FsShape = {
 }
 
 export const NodeFsLayer = Layer.succeed(Fs, nodeFs)
-
-/**
- * The file-system calls of a cold list and nothing else: list the project
- * folders, then per `<id>.jsonl` open, fstat, read both ends into one
- * buffer, close. No decoding, no parsing, no Effect. Returns the files read.
- * `onEnds`, when given, is handed each file's two ends and its size (the
- * floor's pieces: bench/scale-worker.ts).
- */
-export const rawEndsFloor = (
-  configDir: string,
-  headBytes: number,
-  tailBytes: number,
-  onEnds?: (head: Uint8Array, tail: Uint8Array, size: number) => void,
-): number => {
-  const root = `${configDir}/projects`
-  const buffer = new Uint8Array(headBytes + tailBytes)
-  let files = 0
-  for (const folder of readdirSync(root, { withFileTypes: true })) {
-    if (!folder.isDirectory()) continue
-    const dir = `${root}/${folder.name}`
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (!entry.name.endsWith(".jsonl") || entry.isDirectory()) continue
-      const fd = openSync(`${dir}/${entry.name}`, constants.O_RDONLY | constants.O_NONBLOCK)
-      try {
-        const size = fstatSync(fd).size
-        const head = readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
-        const tail =
-          size > headBytes
-            ? readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
-            : 0
-        onEnds?.(buffer.subarray(0, head), buffer.subarray(headBytes, headBytes + tail), size)
-      } finally {
-        closeSync(fd)
-      }
-      files++
-    }
-  }
-  return files
-}
