@@ -4,17 +4,10 @@
  * added lines) when it starts, and when it ends its status, exit code and
  * output cut short, or the file's true patch with the CLI's line numbers.
  */
+import type { PatchHunk } from "../../../sdk/diff.ts"
 import type { ToolCall } from "../../../sdk/protocol.ts"
 import { firstLine } from "../text.ts"
 import { type RenderContext, STATUS_COLOR, TOOL_GLYPH } from "./context.ts"
-
-export interface PatchHunk {
-  readonly oldStart: number
-  readonly oldLines: number
-  readonly newStart: number
-  readonly newLines: number
-  readonly lines: ReadonlyArray<string>
-}
 
 /**
  * The file's true change, when the tool's result carries the CLI's
