@@ -14,6 +14,7 @@ import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./age
 import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
 import {
+  checkThinking,
   checkUltracode as checkUltracodeOf,
   refreshSkills as refreshSkillsOf,
   workflowsOnIn,
@@ -266,6 +267,7 @@ export const makeClaudeAgent = (
                 yield* noticeCli(hostId, open)
                 yield* refreshSkills(open, hostId)
                 yield* checkUltracode(open)
+                yield* checkThinking(open, models())
               }),
             sent: ({ itemId, uuid }, open) =>
               Effect.gen(function* () {
