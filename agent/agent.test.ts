@@ -348,6 +348,33 @@ describe("sessions", () => {
       }),
     ))
 
+  it("thinking off on a model that keeps it: no no-op flag, and a notice at launch and at the change", () =>
+    test(({ agent, peer, events }) =>
+      Effect.gen(function* () {
+        const { proc } = yield* withLaunch(
+          peer,
+          agent.createSession({
+            sessionId: "t1",
+            cwd: WS,
+            options: { model: "claude-opus-5-5", thinking: false },
+          }),
+        )
+        expect(proc.args).not.toContain("--thinking")
+        expect(proc.flag("--thinking-display")).toBe("summarized")
+        const staysOn = () =>
+          ofType(events, "Notice").filter(
+            (n) => n.level === "warning" && n.text.includes("Thinking stays on"),
+          )
+        yield* waitFor(() => staysOn().length === 1, "the launch's notice")
+        expect(staysOn()[0]?.text).toContain("Opus 5.5")
+        // Thinking on: nothing to say; off again: said again.
+        yield* agent.setOption({ sessionId: "t1", optionId: "thinking", value: true })
+        expect(staysOn()).toHaveLength(1)
+        yield* agent.setOption({ sessionId: "t1", optionId: "thinking", value: false })
+        expect(staysOn()).toHaveLength(2)
+      }),
+    ))
+
   it("cancel_task stops a subagent by its agent id and refuses an unknown task", () =>
     test(({ agent, peer }) =>
       Effect.gen(function* () {
