@@ -5,7 +5,6 @@ import {
   cacheFlags,
   childArgs,
   DEFAULT_HEAP_FLAGS,
-  PROCESS_FLAGS,
   permissionFlag,
 } from "./child-flags.ts"
 
@@ -79,7 +78,6 @@ describe("childArgs", () => {
       "--allow-fs-read=/b.js",
       `--allow-fs-read=${cache}`,
       ...CODE_FLAGS,
-      ...PROCESS_FLAGS,
       "--no-warnings",
       "/e.mjs",
       "/b.js",

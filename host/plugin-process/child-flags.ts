@@ -53,19 +53,6 @@ export const CODE_FLAGS: ReadonlyArray<string> = [
   "--experimental-vm-modules",
 ]
 
-/**
- * Node's own flags for every plugin process: one thread for V8's background
- * work (Node's default is four). A fresh plugin process's helpers compile
- * the code a list makes hot (TurboFan, 82% of their CPU in a warm list) and
- * mark beside its main thread, and on a 2-core machine four of them
- * competed with both main threads and the host's: with one, the isolated
- * warm list's CPU went 50.4 → 42.7 ms and its ratio to in-process 1.37x →
- * 1.10–1.21x; the cold list, live frames and the 85 MB read stayed within
- * their spread (NOTES.md, Performance, `isolation`). Its heap is small, so
- * one helper keeps up with its marking.
- */
-export const PROCESS_FLAGS: ReadonlyArray<string> = ["--v8-pool-size=1"]
-
 const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
 
 /**
@@ -118,7 +105,6 @@ export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<
     `--allow-fs-read=${bundle}`,
     `--allow-fs-read=${cache}`,
     ...CODE_FLAGS,
-    ...PROCESS_FLAGS,
     "--no-warnings",
     entry,
     bundle,
