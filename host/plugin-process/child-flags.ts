@@ -63,22 +63,9 @@ const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
 const JIT_FLAG =
   /^--(no-)?(always-sparkplug|sparkplug|lazy-feedback-allocation|lazy|max-lazy|maglev|turbofan|concurrent-sparkplug)$|^--invocation-count-for-[a-z-]+=\d+$/
 
-/**
- * The heap a plugin process starts with when the front end chooses none: a
- * first old-generation limit of 64 MB. Its live heap is ~10 MB, and V8's
- * first limit for that (~33 MB) leaves less room than a full young
- * generation, so incremental marking started again after every
- * mark-compact while frames streamed (`--trace-incremental-marking`: "Start
- * (task) … 10MB / 33MB / 23MB"): three mark-compacts a replay of 50,204
- * frames, half as many with this (NOTES.md, Performance, `isolation`).
- */
-export const DEFAULT_HEAP_FLAGS: ReadonlyArray<string> = ["--initial-heap-size=64"]
-
-/** The heap flags a plugin process starts with: the front end's, else DEFAULT_HEAP_FLAGS. */
-export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const chosen = v8Flags.filter((flag) => HEAP_FLAG.test(flag))
-  return chosen.length > 0 ? chosen : DEFAULT_HEAP_FLAGS
-}
+/** The heap flags a plugin process starts with: the front end's. */
+export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> =>
+  v8Flags.filter((flag) => HEAP_FLAG.test(flag))
 
 /** The tier-up flags a plugin process starts with: the front end's, in its order. */
 export const jitFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> =>
@@ -91,8 +78,8 @@ export const cacheFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string
 ]
 
 /**
- * `v8Flags`: heap sizing (the front end's choice, e.g. the ACP agent's,
- * which then replaces DEFAULT_HEAP_FLAGS) and tier-up flags, in that order;
+ * `v8Flags`: heap sizing (the front end's choice, e.g. the ACP agent's)
+ * and tier-up flags, in that order;
  * never a permission flag or one that changes what code may do.
  */
 export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => {

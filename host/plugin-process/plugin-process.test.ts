@@ -118,8 +118,7 @@ describe("a hostile plugin in its process", () => {
     expect(pid).toBeGreaterThan(0)
     // It runs under the flags child-flags.ts gives it.
     const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
-    for (const flag of [...CODE_FLAGS, permissionFlag()])
-      expect(commandLine).toContain(flag)
+    for (const flag of [...CODE_FLAGS, permissionFlag()]) expect(commandLine).toContain(flag)
   })
 })
 
