@@ -3,9 +3,9 @@
  * (host/plugin-process/) costs against running it in the host's process,
  * side by side in one run, both through the real host (`startHost`,
  * `host.call`, grants enforced by the host's broker). Every host process
- * is bench/isolation-worker.ts, started with HOST_FLAGS (as `npm start`
- * starts the terminal front end's), the modes in turn each round; a ratio
- * is the median of the rounds' ratios.
+ * is bench/isolation-worker.ts (with ISOLATION_HOST_FLAGS, Node flags, if
+ * set), the modes in turn each round; a ratio is the median of the rounds'
+ * ratios.
  *
  * - history (bench/corpus.ts: 1,000 sessions, one 85 MB transcript): the
  *   host's start, list_sessions cold and warm, read_session, each round a
@@ -34,7 +34,6 @@ import { closeSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync } from "
 import { availableParallelism } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
-import { HOST_NODE_FLAGS } from "../host/core/host-flags.ts"
 import { recordedLines, repetition } from "../testkit/recordings.ts"
 import { ensureCorpus } from "./corpus.ts"
 import { ensureListCorpus } from "./scale-corpus.ts"
@@ -43,11 +42,10 @@ import { type Figures, loadAverage, median, repoRoot, workDirOf } from "./worker
 const RUNS = Number(process.env.ISOLATION_RUNS ?? 7)
 const MIN_FRAMES = 50_000
 
-/** The hosts' Node flags: the terminal front end's, or ISOLATION_HOST_FLAGS (`none` for V8's defaults). */
-export const HOST_FLAGS: ReadonlyArray<string> =
-  process.env.ISOLATION_HOST_FLAGS === undefined
-    ? HOST_NODE_FLAGS
-    : process.env.ISOLATION_HOST_FLAGS.split(" ").filter((f) => f !== "" && f !== "none")
+/** The hosts' Node flags, as `npm start` gives the terminal front end's none. */
+const HOST_FLAGS: ReadonlyArray<string> = (process.env.ISOLATION_HOST_FLAGS ?? "")
+  .split(" ")
+  .filter((f) => f !== "")
 
 type Mode = "in-process" | "process"
 const MODES: ReadonlyArray<Mode> = ["in-process", "process"]
