@@ -181,7 +181,10 @@ const callWith =
   <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
     Effect.andThen(
       ready,
-      effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>,
+      effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<
+        A,
+        AgentFailure
+      >,
     )
 
 export const makeClaudeAgent = (
