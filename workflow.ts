@@ -238,6 +238,8 @@ export const storedWorkflowTasks = (input: StoredRunInput): StoredWorkflow => {
   const title = record?.summary ?? launch?.summary ?? name ?? "Workflow"
   const base = newTaskState(taskId, "workflow")
   base.title = title
+  // Live, the launch result (`async_launched`) made the run a background task: so does its stored copy.
+  if (launch !== undefined) base.background = true
   if (name) base.name = name
   if (input.parentTaskId) base.parentTaskId = input.parentTaskId
 
