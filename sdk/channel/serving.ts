@@ -3,6 +3,7 @@
  * while credit is left and waits when it runs out; byte items go on the
  * port's byte lane where the stream may take it.
  */
+import { joinBytes } from "../bytes.ts"
 import {
   type Message,
   type Port,
@@ -27,14 +28,7 @@ export const weightOf = (items: ReadonlyArray<unknown>): number => {
 /** Byte items of one batch as one array (one copy here instead of one message per chunk). */
 export const coalesce = (items: unknown[]): unknown[] => {
   if (items.length < 2 || !items.every((i) => i instanceof Uint8Array)) return items
-  const chunks = items as Uint8Array[]
-  const out = new Uint8Array(weightOf(chunks))
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.byteLength
-  }
-  return [out]
+  return [joinBytes(items as Uint8Array[])]
 }
 
 /** What serving a stream needs of its peer. */
