@@ -17,8 +17,7 @@ const U = 117
 
 /**
  * `1234567` → `1,234,567`. By hand: the first `toLocaleString` call of a
- * process loads ICU's number formats (~9 ms measured, most of a 12 MB
- * record's read).
+ * process loads ICU's number formats, dearer than the whole cut.
  */
 export const grouped = (n: number): string => {
   const digits = String(Math.trunc(n))

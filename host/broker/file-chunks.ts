@@ -1,13 +1,11 @@
 /**
  * A file's bytes as a stream of chunks, read synchronously from an open
  * descriptor: what the broker's `fs.stream` gives (fs-broker.ts), and the
- * benchmarks' own `Fs` too (bench/node-fs.ts), so both read alike.
+ * tests' and benchmarks' own `Fs` too (testkit/node-fs.ts), so both read alike.
  *
  * Rules it keeps:
  * - every chunk is a fresh buffer the consumer owns (a chunk may be held or
  *   handed on), unless the consumer asked for chunks lent (`StreamOptions.lend`:
- *   the plugin process's serving side does, and copies each chunk into the
- *   buffers it lends the byte lane, plugin-process/slice-pool.ts;
  *   done with each before it pulls the next): then one buffer is read into
  *   again and again, and a long read costs no fresh memory per chunk (no page
  *   faults, no external memory for the collector to chase); that buffer goes

@@ -53,19 +53,6 @@ export const CODE_FLAGS: ReadonlyArray<string> = [
   "--experimental-vm-modules",
 ]
 
-/**
- * Node's own flags for every plugin process: one thread for V8's background
- * work (Node's default is four). A fresh plugin process's helpers compile
- * the code a list makes hot (TurboFan, 82% of their CPU in a warm list) and
- * mark beside its main thread, and on a 2-core machine four of them
- * competed with both main threads and the host's: with one, the isolated
- * warm list's CPU went 50.4 → 42.7 ms and its ratio to in-process 1.37x →
- * 1.10–1.21x; the cold list, live frames and the 85 MB read stayed within
- * their spread (NOTES.md, Performance, `isolation`). Its heap is small, so
- * one helper keeps up with its marking.
- */
-export const PROCESS_FLAGS: ReadonlyArray<string> = ["--v8-pool-size=1"]
-
 const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
 
 /**
@@ -76,22 +63,9 @@ const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
 const JIT_FLAG =
   /^--(no-)?(always-sparkplug|sparkplug|lazy-feedback-allocation|lazy|max-lazy|maglev|turbofan|concurrent-sparkplug)$|^--invocation-count-for-[a-z-]+=\d+$/
 
-/**
- * The heap a plugin process starts with when the front end chooses none: a
- * first old-generation limit of 64 MB. Its live heap is ~10 MB, and V8's
- * first limit for that (~33 MB) leaves less room than a full young
- * generation, so incremental marking started again after every
- * mark-compact while frames streamed (`--trace-incremental-marking`: "Start
- * (task) … 10MB / 33MB / 23MB"): three mark-compacts a replay of 50,204
- * frames, half as many with this (NOTES.md, Performance, `isolation`).
- */
-export const DEFAULT_HEAP_FLAGS: ReadonlyArray<string> = ["--initial-heap-size=64"]
-
-/** The heap flags a plugin process starts with: the front end's, else DEFAULT_HEAP_FLAGS. */
-export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const chosen = v8Flags.filter((flag) => HEAP_FLAG.test(flag))
-  return chosen.length > 0 ? chosen : DEFAULT_HEAP_FLAGS
-}
+/** The heap flags a plugin process starts with: the front end's. */
+export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> =>
+  v8Flags.filter((flag) => HEAP_FLAG.test(flag))
 
 /** The tier-up flags a plugin process starts with: the front end's, in its order. */
 export const jitFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> =>
@@ -104,8 +78,8 @@ export const cacheFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string
 ]
 
 /**
- * `v8Flags`: heap sizing (the front end's choice, e.g. the ACP agent's,
- * which then replaces DEFAULT_HEAP_FLAGS) and tier-up flags, in that order;
+ * `v8Flags`: heap sizing (the front end's choice, e.g. the ACP agent's)
+ * and tier-up flags, in that order;
  * never a permission flag or one that changes what code may do.
  */
 export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => {
@@ -118,7 +92,6 @@ export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<
     `--allow-fs-read=${bundle}`,
     `--allow-fs-read=${cache}`,
     ...CODE_FLAGS,
-    ...PROCESS_FLAGS,
     "--no-warnings",
     entry,
     bundle,

@@ -37,7 +37,6 @@ export interface Server {
   readonly send: (message: Message) => void
   /** Its byte lane, for a stream served with `{ bytes: true }`. */
   readonly sendBytes: Port["sendBytes"]
-  readonly lendBytes: Port["lendBytes"]
 }
 
 /** Run `handler` (undefined: no such stream) for stream `sid`, then send its end unless it was closed. */
@@ -49,7 +48,7 @@ export const startServing = (
   handler: StreamHandler | undefined,
   bytes: boolean,
 ) => {
-  const { served, send, lendBytes } = server
+  const { served, send } = server
   if (!handler) {
     send({ t: "end", sid, error: { _tag: "UnknownOperation", message: `no stream ${op}` } })
     return
@@ -58,11 +57,6 @@ export const startServing = (
   served.set(sid, state)
   const lane = bytes ? server.sendBytes : undefined
   let laneBytes = 0
-  const spend = async (weight: number) => {
-    state.credit -= weight
-    while (state.credit <= 0 && !state.abort.signal.aborted)
-      await new Promise<void>((resolve) => (state.wake = resolve))
-  }
   const sink: StreamSink = {
     signal: state.abort.signal,
     emit: async (items, weight = weightOf(items)) => {
@@ -76,17 +70,10 @@ export const startServing = (
           laneBytes += item.byteLength
         }
       } else send({ t: "items", sid, items: [...items], weight })
-      await spend(weight)
+      state.credit -= weight
+      while (state.credit <= 0 && !state.abort.signal.aborted)
+        await new Promise<void>((resolve) => (state.wake = resolve))
     },
-    ...(lane &&
-      lendBytes && {
-        lend: async (bytes: Uint8Array, release: () => void) => {
-          if (state.abort.signal.aborted || bytes.byteLength === 0) return release()
-          lendBytes(sid, bytes, release)
-          laneBytes += bytes.byteLength
-          await spend(bytes.byteLength)
-        },
-      }),
   }
   Promise.resolve()
     .then(() => handler(args, sink))
