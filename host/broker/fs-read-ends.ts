@@ -116,13 +116,8 @@ export const makeReadEnds = (setting: AccessSetting): NonNullable<FsShape["readE
     readTurns = mine
     return mine
   }
-  // The grant check once per folder: a file in a folder every path below
-  // which lies in a scope is read through the open folder (an openat: a
-  // later swap of the folder's path changes nothing), without following a
-  // link, with synchronous calls, a chunk at a time. Any other path (a
-  // link, a file with other names, a folder not granted as a whole, a
-  // relative or odd path) takes the per-path check of every other call,
-  // which also logs refusals.
+  // Through the open folder (an openat), a later swap of the folder's path changes nothing; any
+  // other path (a link, a file with other names, a folder not granted whole) takes the per-path check.
   return (paths, headBytes, tailBytes, visit) =>
     Effect.promise(async () => {
       const places = paths.map((path) => placeOf(path, home))
