@@ -143,7 +143,11 @@ export interface LiveSession {
   readonly prompt: (params: PromptParams) => Effect.Effect<PromptAccepted, SessionError, Broker>
   readonly cancel: Effect.Effect<void, never, Broker>
   readonly cancelTask: (taskId: string) => Effect.Effect<void, SessionError, Broker>
-  readonly answerApproval: (answer: ApprovalAnswer) => Effect.Effect<void, SessionError, Broker>
+  /** `modeFor`: given the approval's tool, a permission mode an allow also switches to (a plan accepted). */
+  readonly answerApproval: (
+    answer: ApprovalAnswer,
+    modeFor?: (toolName: string) => string | undefined,
+  ) => Effect.Effect<void, SessionError, Broker>
   readonly answerQuestion: (answer: QuestionAnswer) => Effect.Effect<void, SessionError, Broker>
   /** A control request to the running process, its answer decoded (none running: nothing is sent, undefined). */
   readonly request: <S extends ControlSubtype>(
@@ -339,7 +343,7 @@ export const makeOwnedSession = <R>(
       prompt: (params) => admission.withPermits(1)(prompt(params)),
       cancel: Effect.suspend(() => cancel()),
       cancelTask,
-      answerApproval: (answer) => approvals.answerApproval(answer, processes.current()?.channel),
+      answerApproval: (answer, mode) => approvals.answerApproval(answer, processes.current()?.channel, mode),
       answerQuestion: (answer) => approvals.answerQuestion(answer, processes.current()?.channel),
       request,
       restart: (next) => admission.withPermits(1)(restart(next)),

@@ -16,6 +16,22 @@ export interface SessionParams {
   readonly instructions?: string
   /** Option values (option id → value) chosen in the composer. */
   readonly options?: Readonly<Record<string, string | boolean>>
+  /** The session's own launch settings (a front end's session options), kept for each of its launches. */
+  readonly launch?: SessionLaunch
+}
+
+/** Launch settings a front end gives one session (ACP's `_meta.claudeCode.options`, `_meta.systemPrompt`). */
+export interface SessionLaunch {
+  /** Replaces the agent's own system prompt. */
+  readonly systemPrompt?: string
+  /** Appended to the system prompt (before the host's instructions). */
+  readonly appendSystemPrompt?: string
+  /** Tools that run without asking (permission rules such as `Bash(git *)`). */
+  readonly allowedTools?: ReadonlyArray<string>
+  /** The most model turns one prompt may take. */
+  readonly maxTurns?: number
+  /** Absolute directories the session may work in beyond its workspace. */
+  readonly additionalDirectories?: ReadonlyArray<string>
 }
 
 export interface CreateSessionParams extends SessionParams {

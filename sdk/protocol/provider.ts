@@ -34,6 +34,8 @@ export interface AgentProvider {
   readSession(params: { readonly sessionId: string; readonly cwd: string }): Call<SessionTranscript>
   listSessions(params: ListSessionsParams): Call<SessionPage>
   closeSession(params: { readonly sessionId: string }): Call<void>
+  /** Delete a stored chat: gone from every list and refused on load; SessionNotFound for an unknown id. */
+  deleteSession(params: { readonly sessionId: string }): Call<void>
   prompt(params: PromptParams): Call<PromptAccepted>
   cancel(params: { readonly sessionId: string }): Call<void>
   cancelTask(params: { readonly sessionId: string; readonly taskId: string }): Call<void>
