@@ -9,6 +9,8 @@ import {
   readLaunchKnobs,
   readLaunchKnobsLogged,
   readMergedSettings,
+  readSettingSources,
+  settingSourcesOf,
   splitShellWords,
 } from "./config.ts"
 import { DEFAULT_ACCOUNT } from "./instances.ts"
@@ -237,5 +239,29 @@ describe("settings", () => {
       a: 1,
     })
     expect(await run(broker, readMergedSettings("/nowhere"))).toEqual({})
+  })
+  it("reads only the sources CLAUDE_SETTING_SOURCES leaves the CLI (2.1.332: user skips the project's files)", async () => {
+    const broker = makeMemoryBroker({
+      env: { CLAUDE_SETTING_SOURCES: " user , local, bogus" },
+      files: {
+        "/home/user/.claude/settings.json": JSON.stringify({ a: 1, b: 1 }),
+        "/ws/.claude/settings.json": JSON.stringify({ enableWorkflows: false, b: 2 }),
+        "/ws/.claude/settings.local.json": JSON.stringify({ c: 3 }),
+      },
+    })
+    const sources = await run(broker, readSettingSources)
+    expect([...sources].sort()).toEqual(["local", "user"])
+    expect(await run(broker, readMergedSettings("/home/user/.claude", "/ws", sources))).toEqual({
+      a: 1,
+      b: 1,
+      c: 3,
+    })
+    expect(
+      await run(broker, readMergedSettings("/home/user/.claude", "/ws", settingSourcesOf("project"))),
+    ).toEqual({
+      enableWorkflows: false,
+      b: 2,
+    })
+    expect(settingSourcesOf(undefined)).toEqual(settingSourcesOf("user,project,local"))
   })
 })

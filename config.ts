@@ -205,6 +205,34 @@ export const knobFlags = (knobs: LaunchKnobs): string[] => [
 ]
 
 // ---------------------------------------------------------------------------
+// Setting sources
+
+/** The settings the CLI layers: the user's, the project's `.claude/settings.json` (and `.claude/skills`), its local file. */
+export type SettingSource = "user" | "project" | "local"
+
+export const ALL_SETTING_SOURCES: ReadonlySet<SettingSource> = new Set(["user", "project", "local"])
+
+/**
+ * The sources `--setting-sources` (CLAUDE_SETTING_SOURCES) leaves the CLI,
+ * every one when unset. 2.1.332: `user` governs `<config dir>/settings.json`
+ * and `<config dir>/skills`, `project` `.claude/settings.json` and
+ * `.claude/skills`, `local` `.claude/settings.local.json`; managed settings
+ * apply whatever it says. An unknown name is the CLI's to refuse.
+ */
+export const settingSourcesOf = (value: string | undefined): ReadonlySet<SettingSource> => {
+  if (value === undefined || value.trim() === "") return ALL_SETTING_SOURCES
+  const named = value.split(",").map((s) => s.trim())
+  return new Set([...ALL_SETTING_SOURCES].filter((source) => named.includes(source)))
+}
+
+/** The setting sources of the login environment as they are now (read at every use, like the knobs). */
+export const readSettingSources: Effect.Effect<ReadonlySet<SettingSource>, never, Env> = Effect.gen(
+  function* () {
+    return settingSourcesOf(yield* (yield* Env).get("CLAUDE_SETTING_SOURCES"))
+  },
+)
+
+// ---------------------------------------------------------------------------
 // Settings files
 
 /** A settings file as an object; missing, unreadable or non-object → undefined. */
@@ -227,22 +255,28 @@ export const readUserSettings = (configDir: string): Effect.Effect<Record<string
 /**
  * User settings with the workspace's project and local settings over them
  * (top-level keys; later files win), as the CLI layers them for the switches
- * the plugin reads (workflows, the ultracode keyword).
+ * the plugin reads (workflows, the ultracode keyword); only the `sources`
+ * the CLI reads (CLAUDE_SETTING_SOURCES).
  */
 export const readMergedSettings = (
   configDir: string,
   workspace?: string,
+  sources: ReadonlySet<SettingSource> = ALL_SETTING_SOURCES,
 ): Effect.Effect<Record<string, unknown>, never, Fs> =>
   Effect.gen(function* () {
-    if (!workspace) return yield* readUserSettings(configDir)
+    const none = Effect.succeed(undefined)
     // Three independent reads (broker round trips): side by side, merged in their order.
     const [user, project, local] = yield* Effect.all(
       [
-        readUserSettings(configDir),
-        readJsonObject(join(workspace, ".claude", "settings.json")),
-        readJsonObject(join(workspace, ".claude", "settings.local.json")),
+        sources.has("user") ? readUserSettings(configDir) : none,
+        workspace && sources.has("project")
+          ? readJsonObject(join(workspace, ".claude", "settings.json"))
+          : none,
+        workspace && sources.has("local")
+          ? readJsonObject(join(workspace, ".claude", "settings.local.json"))
+          : none,
       ],
       { concurrency: "unbounded" },
     )
-    return { ...user, ...(project ?? {}), ...(local ?? {}) }
+    return { ...(user ?? {}), ...(project ?? {}), ...(local ?? {}) }
   })

@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
-import { configDirFor, readMergedSettings } from "../config.ts"
+import { configDirFor, readMergedSettings, readSettingSources } from "../config.ts"
 import type { Account } from "../instances.ts"
 import { thinkingStaysOn, ULTRACODE, workflowsEnabled } from "../options.ts"
 import type { Broker } from "../sdk/plugin-api.ts"
@@ -27,7 +27,7 @@ export const refreshSkills = (
 ): Effect.Effect<void, never, Broker> =>
   Effect.gen(function* () {
     const configDir = yield* configDirFor(acct)
-    const skills = yield* readSkills(configDir, open.cwd, catalog.commands())
+    const skills = yield* readSkills(configDir, open.cwd, catalog.commands(), yield* readSettingSources)
     if (open.skills && !skillsChanged(open.skills, skills)) return
     open.skills = skills
     yield* emit({ type: "Skills", session_id: sessionId, skills })
@@ -35,12 +35,13 @@ export const refreshSkills = (
 
 /**
  * Are dynamic workflows (and so ultracode) on in this workspace? The user's
- * settings with the project's `.claude/settings*.json` over them decide.
+ * settings with the project's `.claude/settings*.json` over them decide, of
+ * those the CLI reads (CLAUDE_SETTING_SOURCES).
  */
 export const workflowsOnIn = (acct: Account, cwd: string): Effect.Effect<boolean, never, Broker> =>
   Effect.gen(function* () {
     const configDir = yield* configDirFor(acct)
-    return workflowsEnabled(yield* readMergedSettings(configDir, cwd))
+    return workflowsEnabled(yield* readMergedSettings(configDir, cwd, yield* readSettingSources))
   })
 
 /** Thinking turned off on a model that cannot turn it off: it stays on, and the session says so. */
