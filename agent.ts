@@ -14,13 +14,14 @@ import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./age
 import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
 import { runMethods } from "./agent/runs.ts"
 import {
+  checkThinking,
   checkUltracode as checkUltracodeOf,
   refreshSkills as refreshSkillsOf,
   workflowsOnIn,
 } from "./agent/session-checks.ts"
 import { makeCatalog } from "./agent/catalog.ts"
 import { type CliDetector, type CliSupport, type CliTable, makeCliDetector } from "./cli-version.ts"
-import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
+import { childEnvFor, knobFlags, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { LaunchFailed, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
 import { appendSystemPrompt, launchArgs } from "./session/launch.ts"
@@ -47,6 +48,9 @@ export interface AgentTuning {
   readonly cliTable?: CliTable
 }
 
+/** What every call of the agent waits for first (main.ts: the Rust plugin's state read into storage). */
+export type AgentReady = Effect.Effect<void>
+
 const decode = decodeLine
 
 /** The options and knobs as the CLI's command line. */
@@ -64,11 +68,7 @@ const argsFor = (
     workspace: cwd,
     cli,
     optionFlags: launchFlags(options, models, allowBypass, cli),
-    knobFlags: [
-      ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
-      ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
-      ...(knobs.settingSources !== undefined ? ["--setting-sources", knobs.settingSources] : []),
-    ],
+    knobFlags: knobFlags(knobs),
     addDirs: knobs.addDirs,
     extraArgs: knobs.extraArgs,
   })
@@ -175,17 +175,24 @@ const cliNoticeOnce = (cli: CliDetector) => {
     })
 }
 
-/** Run with the broker, failing as the protocol's one-line AgentFailure. */
+/** Run with the broker once `ready` is done, failing as the protocol's one-line AgentFailure. */
 const callWith =
-  (services: Context.Context<Broker>) =>
+  (services: Context.Context<Broker>, ready: AgentReady) =>
   <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
-    effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
+    Effect.andThen(
+      ready,
+      effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<
+        A,
+        AgentFailure
+      >,
+    )
 
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
   identity: AgentIdentity,
   tuning: AgentTuning = {},
+  ready: AgentReady = Effect.void,
 ): AgentProvider => {
   const acct: Account = identity.account ?? { id: "claude", name: identity.name }
   const services = brokerContext(api)
@@ -209,7 +216,7 @@ export const makeClaudeAgent = (
   // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
   const bypass = { allowed: true }
 
-  const call = callWith(services)
+  const call = callWith(services, ready)
 
   const emit = (event: AgentEvent) => host.emit(event)
   const recovery = makeRecovery({
@@ -270,6 +277,7 @@ export const makeClaudeAgent = (
                 yield* noticeCli(hostId, open)
                 yield* refreshSkills(open, hostId)
                 yield* checkUltracode(open)
+                yield* checkThinking(open, models())
               }),
             sent: ({ itemId, uuid }, open) =>
               Effect.gen(function* () {

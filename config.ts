@@ -105,6 +105,29 @@ export const splitShellWords = (
   return { words, warnings }
 }
 
+/**
+ * CLAUDE_MCP_CONFIG: a value that opens with `{` is one JSON document (shell
+ * splitting would strip its quotes: `{"a":1}` → `{a:1}`); anything else is
+ * files or quoted JSON strings, split like a shell line. A `{` value that is
+ * not one JSON document is refused, with how to quote it.
+ */
+const splitMcpConfigs = (value: string): { readonly words: string[]; readonly warnings: string[] } => {
+  const text = value.trim()
+  if (!text.startsWith("{")) return splitShellWords(value, "CLAUDE_MCP_CONFIG")
+  try {
+    JSON.parse(text)
+    return { words: [text], warnings: [] }
+  } catch (error) {
+    return {
+      words: [],
+      warnings: [
+        `CLAUDE_MCP_CONFIG ignored: it starts with "{" but is not one JSON document (${(error as Error).message}); ` +
+          `to give several configurations, put each JSON one in single quotes: '{"mcpServers":{…}}' /path/other.json`,
+      ],
+    }
+  }
+}
+
 /** CLAUDE_ADD_DIRS: a PATH-style list when it holds ':', else shell words. */
 const splitDirs = (value: string) =>
   value.includes(":")
@@ -138,7 +161,7 @@ export const readLaunchKnobs: Effect.Effect<LaunchKnobs, never, Env> = Effect.ge
   const extraArgs = extra ? splitShellWords(extra, "CLAUDE_EXTRA_ARGS") : { words: [], warnings: [] }
   warnings.push(...extraArgs.warnings)
 
-  const mcpConfigs = mcp ? splitShellWords(mcp, "CLAUDE_MCP_CONFIG") : { words: [], warnings: [] }
+  const mcpConfigs = mcp ? splitMcpConfigs(mcp) : { words: [], warnings: [] }
   warnings.push(...mcpConfigs.warnings)
 
   const addDirs = dirs ? splitDirs(dirs) : { words: [], warnings: [] }
@@ -170,15 +193,15 @@ export const readLaunchKnobsLogged: Effect.Effect<LaunchKnobs, never, Env | Log>
 })
 
 /**
- * The knobs as CLI arguments. List flags swallow the words after them, so
- * every value gets its own flag; the user's extra arguments come last.
+ * The knobs' own flags on a session's command line (session/launch.ts puts
+ * them after the options; the extra directories and the user's arguments
+ * have places of their own there). List flags swallow the words after them,
+ * so every value gets its own flag.
  */
-export const knobArgs = (knobs: LaunchKnobs): string[] => [
+export const knobFlags = (knobs: LaunchKnobs): string[] => [
   ...knobs.mcpConfigs.flatMap((c) => ["--mcp-config", c]),
   ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
   ...(knobs.settingSources !== undefined ? ["--setting-sources", knobs.settingSources] : []),
-  ...knobs.addDirs.flatMap((d) => ["--add-dir", d]),
-  ...knobs.extraArgs,
 ]
 
 // ---------------------------------------------------------------------------

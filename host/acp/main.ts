@@ -80,15 +80,12 @@ const version = (): string => {
 }
 
 /**
- * The plugin process's heap: young generation capped at 1 MB a half (V8's
- * default grows to 16), measured by `npm run bench -- acp`: −5 MB idle,
- * −25 MB through a long session/load, no measurable cost in time; larger
- * halves (2, 4, 8 MB, or V8's own) did not make the read cheaper
- * (docs/performance-log.md, `acp`, the `acp8` pass). A 64 MB first heap
- * limit, as the terminal front end's plugin process has: a fresh process's
- * first long read then runs fewer mark-compacts (its CPU −30–40 ms of
- * ~220, +2–4 MB at its peak).
- * CVG_ACP_PLUGIN_V8 replaces both (the flags child-flags.ts admits; "" for V8's defaults).
+ * The plugin process's heap: the young generation capped at 1 MB a half
+ * (less memory idle and through a long session/load, no cost in time:
+ * `npm run bench -- acp`), and a 64 MB first heap limit, as the terminal
+ * front end's plugin process has (fewer mark-compacts in a fresh process's
+ * first long read). CVG_ACP_PLUGIN_V8 replaces both (the flags
+ * child-flags.ts admits; "" for V8's defaults).
  */
 const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1 --initial-heap-size=64")
   .split(" ")
