@@ -5,10 +5,21 @@
  */
 import * as acp from "@agentclientprotocol/sdk/unstable"
 import type { Catalog } from "./catalog.ts"
-import { type AcpContext, AUTH_METHODS, call } from "./context.ts"
+import { type AcpAgentOptions, type AcpContext, AUTH_METHODS, call } from "./context.ts"
 
-/** The sign-in methods, the terminal login as the client can run it. */
-const authMethods = (caps: acp.ClientCapabilities): acp.AuthMethod[] => [
+/** The one sign-in advice every place gives (the demo, the auth error, the chat). */
+export const SIGN_IN_ADVICE =
+  "Log in to Claude: your editor's sign-in for this agent, or `claude auth login` in a terminal"
+
+/**
+ * The sign-in methods, the terminal login as the client can run it: ACP's
+ * terminal auth, else the legacy `_meta["terminal-auth"]` command (Zed's
+ * older builds), else `authenticate` starts the login and answers its address.
+ */
+const authMethods = (
+  caps: acp.ClientCapabilities,
+  self: AcpAgentOptions["selfCommand"],
+): acp.AuthMethod[] => [
   caps.auth?.terminal
     ? {
         type: "terminal" as const,
@@ -21,6 +32,16 @@ const authMethods = (caps: acp.ClientCapabilities): acp.AuthMethod[] => [
         id: AUTH_METHODS.login,
         name: "Log in to Claude",
         description: "Starts `claude auth login`; open the address it gives in a browser",
+        ...(self &&
+          (caps._meta as { "terminal-auth"?: unknown } | null | undefined)?.["terminal-auth"] === true && {
+            _meta: {
+              "terminal-auth": {
+                command: self.command,
+                args: [...self.args, "--login"],
+                label: "Claude Login",
+              },
+            },
+          }),
       },
   {
     id: AUTH_METHODS.apiKey,
@@ -62,9 +83,18 @@ export const onAccount = (
             audio: false,
           },
           mcpCapabilities: { http: true, sse: true },
-          sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {} },
+          sessionCapabilities: {
+            list: {},
+            resume: {},
+            close: {},
+            fork: {},
+            delete: {},
+            additionalDirectories: {},
+            systemPrompt: { mode: { override: {} } },
+          },
+          auth: { logout: {} },
         },
-        authMethods: authMethods(caps),
+        authMethods: authMethods(caps, ctx.options.selfCommand),
       }
     })
     .onRequest("authenticate", async ({ params }) => {

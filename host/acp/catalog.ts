@@ -103,7 +103,8 @@ export const makeCatalog = (ctx: AcpContext): Catalog => {
   /** The config options each session's client was last told (its answer, or the last update). */
   const toldConfig = new WeakMap<AcpSession, string>()
   const configFor = (session: AcpSession, current: AgentInfo) => {
-    const configOptions = configOptionsOf(current, session.values)
+    const booleans = ctx.connection.caps().session?.configOptions?.boolean != null
+    const configOptions = configOptionsOf(current, session.values, booleans)
     toldConfig.set(session, JSON.stringify(configOptions))
     return configOptions
   }

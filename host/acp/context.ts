@@ -33,6 +33,12 @@ export interface AcpAgentOptions {
   readonly log?: (message: string) => void
   /** Send one "continue" when a blocked run's window reopens (auto-continue.ts). Default off. */
   readonly autoContinue?: AutoContinueMode
+  /**
+   * How to start this agent again (its Node and entry): the sign-in a client
+   * without `auth.terminal` runs through legacy `_meta["terminal-auth"]`
+   * (this command with `--login`).
+   */
+  readonly selfCommand?: { readonly command: string; readonly args: ReadonlyArray<string> }
 }
 
 /** Authentication methods: the terminal login, and an API key or gateway in the agent's environment. */

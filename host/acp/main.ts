@@ -205,7 +205,8 @@ const main = async (): Promise<number> => {
     world = await startDemoWorld(pluginDir, { keep: values.keep === true })
     env = { ...world.env }
     agentId = world.agentId
-    dataDir = world.dataDir
+    // --data keeps the demo's chats (and so its session list) across starts.
+    dataDir = values.data ? resolve(values.data) : world.dataDir
     starting = startHost({
       pluginDir,
       home: world.home,
@@ -292,6 +293,8 @@ const main = async (): Promise<number> => {
       rememberInfo(dataDir, agentId)(info)
     },
     version: version(),
+    // The legacy terminal sign-in runs this very entry again with --login.
+    selfCommand: { command: process.execPath, args: [...process.execArgv, process.argv[1]!] },
     log: say,
     debug,
     autoContinue,

@@ -6,10 +6,44 @@
 import { randomUUID } from "node:crypto"
 import { isAbsolute } from "node:path"
 import * as acp from "@agentclientprotocol/sdk/unstable"
+import type { SessionParams } from "../../sdk/protocol.ts"
 import type { Catalog } from "./catalog.ts"
 import { type AcpContext, call } from "./context.ts"
+import { APPROVAL_OPTION, checkValue, PLAN_OPTION } from "./options.ts"
 import { replayUpdates } from "./replay.ts"
+import type { AcpSession } from "./session.ts"
+import { clientSessionOptions } from "./session-options.ts"
 import type { Sessions } from "./sessions.ts"
+
+type Asked = Parameters<typeof clientSessionOptions>[0]
+
+/**
+ * What the provider session starts with beyond its cwd: the client's launch
+ * settings, its model (checked against the catalog, so an unknown one is an
+ * error before anything starts), and the mode the client is shown (the
+ * declared defaults, the user's own default mode among them).
+ */
+const startParams = (catalog: Catalog, asked: Asked) => {
+  const { model, launch } = clientSessionOptions(asked)
+  const current = catalog.current()
+  let chosen: string | undefined
+  if (model !== undefined && current) {
+    const checked = checkValue(current, {}, "model", model)
+    if ("error" in checked)
+      throw acp.RequestError.invalidParams({ model }, `unknown model ${model}: ${checked.error}`)
+    chosen = checked.value as string
+  } else chosen = model
+  return (session: AcpSession): Pick<SessionParams, "options" | "launch"> => {
+    const shown = session.values
+    const options: Record<string, string | boolean> = {
+      ...(shown[APPROVAL_OPTION] !== undefined && { [APPROVAL_OPTION]: shown[APPROVAL_OPTION] }),
+      ...(shown[PLAN_OPTION] !== undefined && { [PLAN_OPTION]: shown[PLAN_OPTION] }),
+      ...(chosen !== undefined && { model: chosen }),
+    }
+    if (chosen !== undefined) session.values = { ...session.values, model: chosen }
+    return { ...(Object.keys(options).length > 0 && { options }), ...(launch && { launch }) }
+  }
+}
 
 /** Answer for a session just served; a session whose answer fails is closed again. */
 const answered = async <A>(sessions: Sessions, sessionId: string, answer: Promise<A>): Promise<A> =>
@@ -27,6 +61,7 @@ const load = async (
 ) => {
   const cwd = sessions.workspace(params.cwd)
   const sessionId = params.sessionId
+  const more = startParams(catalog, params)
   await sessions.close(sessionId)
   const t0 = performance.now()
   const transcript = await call("session/load", () =>
@@ -50,7 +85,7 @@ const load = async (
     sessionId,
     cwd,
     params.mcpServers,
-    () => ctx.host.call(ctx.agentId, "resumeSession", { sessionId, cwd }),
+    (session) => ctx.host.call(ctx.agentId, "resumeSession", { sessionId, cwd, ...more(session) }),
     replaying.updates,
   )
   // The replay did not need the catalog: the probe ran meanwhile.
@@ -87,10 +122,11 @@ export const onSessions = (
   app
     .onRequest("session/new", async ({ params }) => {
       const cwd = sessions.workspace(params.cwd)
+      const more = startParams(catalog, params)
       const sessionId = randomUUID()
       // The session's CLI starts alongside the catalog probe (both take a CLI start).
-      const session = sessions.serve("session/new", sessionId, cwd, params.mcpServers, () =>
-        ctx.host.call(ctx.agentId, "createSession", { cwd, sessionId }),
+      const session = sessions.serve("session/new", sessionId, cwd, params.mcpServers, (s) =>
+        ctx.host.call(ctx.agentId, "createSession", { cwd, sessionId, ...more(s) }),
       )
       return { sessionId, ...(await answered(sessions, sessionId, catalog.answer(session))) }
     })
@@ -101,20 +137,29 @@ export const onSessions = (
       const live = sessions.get(sessionId)
       if (live) return catalog.stateOf(live, await catalog.ready())
       if (catalog.live() || !catalog.current()) await catalog.ready()
-      const session = sessions.serve("session/resume", sessionId, cwd, params.mcpServers, () =>
-        ctx.host.call(ctx.agentId, "resumeSession", { sessionId, cwd }),
+      const more = startParams(catalog, params)
+      const session = sessions.serve("session/resume", sessionId, cwd, params.mcpServers, (s) =>
+        ctx.host.call(ctx.agentId, "resumeSession", { sessionId, cwd, ...more(s) }),
       )
       return catalog.answer(session)
     })
     .onRequest("session/fork", async ({ params }) => {
       if (catalog.live() || !catalog.current()) await catalog.ready()
       const cwd = sessions.workspace(params.cwd)
+      const more = startParams(catalog, params)
       const origin = params.sessionId
       const newSessionId = randomUUID()
       const waitOrigin = sessions.get(origin)?.ready.catch(() => {})
-      const session = sessions.serve("session/fork", newSessionId, cwd, params.mcpServers, async () => {
+      const session = sessions.serve("session/fork", newSessionId, cwd, params.mcpServers, async (s) => {
         await waitOrigin
-        return ctx.host.call(ctx.agentId, "forkSession", { sessionId: origin, newSessionId, cwd })
+        const { launch } = more(s)
+        // A fork keeps its origin's options; only the client's launch settings are its own.
+        return ctx.host.call(ctx.agentId, "forkSession", {
+          sessionId: origin,
+          newSessionId,
+          cwd,
+          ...(launch && { launch }),
+        })
       })
       return { sessionId: newSessionId, ...(await catalog.answer(session)) }
     })
@@ -122,5 +167,20 @@ export const onSessions = (
     .onRequest("session/close", async ({ params }) => {
       sessions.need(params.sessionId)
       await sessions.close(params.sessionId)
+      return {}
+    })
+    .onRequest("session/delete", async ({ params }) => {
+      const sessionId = params.sessionId
+      await sessions.close(sessionId)
+      try {
+        await ctx.host.call(ctx.agentId, "deleteSession", { sessionId })
+      } catch (error) {
+        if ((error as { tag?: unknown }).tag === "SessionNotFound")
+          throw acp.RequestError.invalidParams(
+            { sessionId },
+            `no chat ${sessionId} to delete: it is not stored here`,
+          )
+        return call("session/delete", () => Promise.reject(error))
+      }
       return {}
     })

@@ -24,7 +24,7 @@ import { followEvents } from "./events.ts"
 import { mcpConfigOf } from "./mcp.ts"
 import { defaultsOf } from "./options.ts"
 import { AcpSession } from "./session.ts"
-import type { Update, UpdateState } from "./updates.ts"
+import { clientShows, makeUpdateState, type Update, type UpdateState } from "./updates.ts"
 
 export interface Sessions {
   readonly get: (sessionId: string) => AcpSession | undefined
@@ -40,7 +40,7 @@ export interface Sessions {
     sessionId: string,
     cwd: string,
     servers: ReadonlyArray<acp.McpServer> | undefined,
-    start: () => Promise<SessionOpened>,
+    start: (session: AcpSession) => Promise<SessionOpened>,
     updates?: UpdateState,
   ) => AcpSession
   readonly close: (sessionId: string) => Promise<void>
@@ -77,7 +77,7 @@ export const makeSessions = (ctx: AcpContext, catalog: Catalog): Sessions => {
       catalog.live() ? defaultsOf(catalog.live()!) : {},
       send(sessionId),
       log,
-      updates,
+      updates ?? makeUpdateState(clientShows(connection.caps())),
     )
 
   const mcp = (servers: ReadonlyArray<acp.McpServer> | undefined) => {
@@ -105,7 +105,7 @@ export const makeSessions = (ctx: AcpContext, catalog: Catalog): Sessions => {
       sessionUpdate: "agent_message_chunk",
       content: {
         type: "text",
-        text: `> ⚠ MCP servers not started (only http and sse servers are passed to Claude Code): ${refused.join(", ")}\n\n`,
+        text: `> ⚠ MCP servers not started (a transport Claude Code cannot run): ${refused.join(", ")}\n\n`,
       },
     })
   }
@@ -121,7 +121,7 @@ export const makeSessions = (ctx: AcpContext, catalog: Catalog): Sessions => {
     sessions.set(sessionId, session)
     session.ready = launch(servers, (refused) => {
       warnRefused(session, refused)
-      return start()
+      return start(session)
     }).then(
       (opened) => {
         void catalog.optionsChanged(session, opened.info.options)

@@ -9,6 +9,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import type { PlanEntry, ToolCall, ToolKind, ToolStatus } from "../../sdk/protocol.ts"
+import { cardEnd, cardStart, isCard } from "./terminal-cards.ts"
 import type { Update } from "./update-state.ts"
 
 /** `_meta` naming the task a call or chunk happened in. */
@@ -101,10 +102,24 @@ export const diffsOf = (call: ToolCall): acp.Diff[] => {
   }
 }
 
+/**
+ * Where a call works, with a line where one is known, so a client can
+ * follow the agent to it: a Read's first line (its offset), and once an
+ * edit has run, the first new line of each hunk of the CLI's own patch
+ * (`tool_use_result.structuredPatch`, which the call's output carries).
+ */
 const locationsOf = (call: ToolCall): acp.ToolCallLocation[] => {
   const input = record(call.input)
   const path = call.path ?? str(input.file_path) ?? str(input.notebook_path)
-  return path?.startsWith("/") ? [{ path }] : []
+  if (!path?.startsWith("/")) return []
+  const hunks = record(call.output).structuredPatch
+  if (Array.isArray(hunks)) {
+    const lines = hunks.map((h) => record(h).newStart).filter((n): n is number => typeof n === "number")
+    if (lines.length > 0) return lines.map((line) => ({ path, line }))
+  }
+  const offset = input.offset
+  if (call.name === "Read") return [{ path, line: typeof offset === "number" && offset > 1 ? offset : 1 }]
+  return [{ path }]
 }
 
 export const textContent = (text: string): acp.ToolCallContent => ({
@@ -122,9 +137,12 @@ const finishedContent = (call: ToolCall, streamed: string): acp.ToolCallContent[
   return out
 }
 
-/** The `tool_call` that announces a call. */
-export const toolCallStart = (call: ToolCall, parent: string | undefined): Update => {
+/** The `tool_call` that announces a call (a terminal card for a client that shows them: terminal-cards.ts). */
+export const toolCallStart = (call: ToolCall, parent: string | undefined, cards = false): Update => {
   const diffs = diffsOf(call).map((d): acp.ToolCallContent => ({ type: "diff", ...d }))
+  const card = cards && isCard(call) ? cardStart(call.id) : undefined
+  const meta = parentMeta(parent, call.name)
+  const content = card ? card.content : diffs
   return {
     sessionUpdate: "tool_call",
     toolCallId: call.id,
@@ -132,20 +150,28 @@ export const toolCallStart = (call: ToolCall, parent: string | undefined): Updat
     kind: acpKind(call.kind),
     status: call.status === "Running" ? "in_progress" : acpStatus(call.status),
     rawInput: call.input,
-    ...(diffs.length > 0 && { content: diffs }),
+    ...(content.length > 0 && { content }),
     ...(locationsOf(call).length > 0 && { locations: locationsOf(call) }),
-    ...parentMeta(parent, call.name),
+    ...(card ? { _meta: { ...meta._meta, ...card.meta } } : meta),
   }
 }
 
-/** The `tool_call_update` that closes a call: status, content, raw output, exit code. */
-export const toolCallEnd = (call: ToolCall, parent: string | undefined, streamed = ""): Update => {
-  const content = finishedContent(call, streamed)
+/** The `tool_call_update` that closes a call: status, content, raw output, exit code; where it changed lines. */
+export const toolCallEnd = (
+  call: ToolCall,
+  parent: string | undefined,
+  streamed = "",
+  cards = false,
+): Update => {
+  const card = cards && isCard(call) ? cardEnd(call) : undefined
+  const content = card ? card.content : finishedContent(call, streamed)
+  const lines = locationsOf(call).filter((l) => l.line !== undefined && call.name !== "Read")
   return {
     sessionUpdate: "tool_call_update",
     toolCallId: call.id,
     status: acpStatus(call.status),
     ...(content.length > 0 && { content }),
+    ...(lines.length > 0 && { locations: lines }),
     ...(call.output !== undefined && { rawOutput: call.output }),
     _meta: {
       claudeCode: {
@@ -153,6 +179,7 @@ export const toolCallEnd = (call: ToolCall, parent: string | undefined, streamed
         ...(parent !== undefined && { parentToolUseId: parent }),
         ...(call.exit_code !== undefined && { exitCode: call.exit_code }),
       },
+      ...card?.meta,
     },
   }
 }

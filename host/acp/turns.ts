@@ -16,7 +16,7 @@ import type { Catalog } from "./catalog.ts"
 import { type AcpContext, call } from "./context.ts"
 import { APPROVAL_OPTION, checkValue } from "./options.ts"
 import { PromptRefused, promptParts } from "./prompt.ts"
-import type { PromptEnd } from "./session.ts"
+import type { AcpSession, PromptEnd } from "./session.ts"
 import type { Sessions } from "./sessions.ts"
 
 const CLIENT_ERROR = "session/prompt failed"
@@ -47,7 +47,20 @@ const usageOf = (end: PromptEnd): acp.Usage | undefined => {
   }
 }
 
-const prompt = async (ctx: AcpContext, sessions: Sessions, params: acp.PromptRequest) => {
+/** `session/cancel`, or `$/cancel_request` on the prompt: the turn ends, answered `cancelled`. */
+const cancel = (ctx: AcpContext, session: AcpSession) => {
+  session.cancel(ctx.options.cancelGraceMs ?? 8_000)
+  return ctx.host
+    .call(ctx.agentId, "cancel", { sessionId: session.id })
+    .catch((e: unknown) => ctx.log(`cancel: ${String(e)}`))
+}
+
+const prompt = async (
+  ctx: AcpContext,
+  sessions: Sessions,
+  params: acp.PromptRequest,
+  signal: AbortSignal,
+) => {
   const session = sessions.need(params.sessionId)
   await session.ready
   let parts: ReturnType<typeof promptParts>
@@ -70,7 +83,11 @@ const prompt = async (ctx: AcpContext, sessions: Sessions, params: acp.PromptReq
       ...(parts.skill !== undefined && { skill: parts.skill }),
     }),
   )
-  const end = await session.waitRun(accepted.run_id, deliveryId)
+  const onAbort = () => void cancel(ctx, session)
+  signal.addEventListener("abort", onAbort, { once: true })
+  const end = await session
+    .waitRun(accepted.run_id, deliveryId)
+    .finally(() => signal.removeEventListener("abort", onAbort))
   await session.flushed()
   if (end.kind === "ended" && end.outcome === "Failed" && !end.cancelled)
     throw acp.RequestError.internalError(
@@ -124,7 +141,6 @@ export const onTurns = (
   catalog: Catalog,
   sessions: Sessions,
 ): acp.AgentApp => {
-  const graceMs = ctx.options.cancelGraceMs ?? 8_000
   return app
     .onRequest("session/set_mode", async ({ params }) => {
       const session = sessions.need(params.sessionId)
@@ -145,13 +161,9 @@ export const onTurns = (
       return {}
     })
     .onRequest("session/set_config_option", ({ params }) => setConfigOption(ctx, catalog, sessions, params))
-    .onRequest("session/prompt", ({ params }) => prompt(ctx, sessions, params))
+    .onRequest("session/prompt", ({ params, signal }) => prompt(ctx, sessions, params, signal))
     .onNotification("session/cancel", async ({ params }) => {
       const session = sessions.get(params.sessionId)
-      if (!session) return
-      session.cancel(graceMs)
-      await ctx.host
-        .call(ctx.agentId, "cancel", { sessionId: session.id })
-        .catch((e: unknown) => ctx.log(`cancel: ${String(e)}`))
+      if (session) await cancel(ctx, session)
     })
 }

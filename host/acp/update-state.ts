@@ -25,14 +25,38 @@ export interface UpdateState {
   limits?: UsageLimits
   /** Numbers the message ids of lines the agent writes itself (notices). */
   notes: number
+  /** What the client declared it shows (its capabilities); nothing optional by default. */
+  readonly client: ClientShows
 }
+
+/** The optional updates a client declared (ACP MUST NOT send them otherwise). */
+export interface ClientShows {
+  /** `session.notices`: `notice` updates instead of chat lines. */
+  readonly notices: boolean
+  /** `session.compaction`: `compaction_update` instead of a chat line. */
+  readonly compaction: boolean
+  /** `_meta.terminal_output`: a command call as a terminal card (Zed's display extension). */
+  readonly terminalCards: boolean
+}
+
+export const NOTHING_OPTIONAL: ClientShows = { notices: false, compaction: false, terminalCards: false }
+
+/** What a client's capabilities declare it shows. */
+export const clientShows = (caps: acp.ClientCapabilities): ClientShows => ({
+  notices: caps.session?.notices != null,
+  compaction: caps.session?.compaction != null,
+  terminalCards: (caps._meta as { terminal_output?: unknown } | null | undefined)?.terminal_output === true,
+})
 
 export interface CallSeen {
   output: string
   readonly parent: string | undefined
+  /** Shown as a terminal card (terminal-cards.ts). */
+  readonly card?: boolean
 }
 
-export const makeUpdateState = (): UpdateState => ({
+export const makeUpdateState = (client: ClientShows = NOTHING_OPTIONAL): UpdateState => ({
+  client,
   calls: new Map(),
   taskText: new Map(),
   taskItem: new Map(),

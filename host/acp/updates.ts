@@ -24,10 +24,11 @@ import type {
   SkillInfo,
 } from "../../sdk/protocol.ts"
 import { appendTaskText, taskUpdates } from "./task-updates.ts"
+import { cardOutput, isCard } from "./terminal-cards.ts"
 import { parentMeta, planUpdate, textContent, toolCallEnd, toolCallStart } from "./tool-updates.ts"
 import type { Update, UpdateState } from "./update-state.ts"
 
-export { makeUpdateState, type Update, type UpdateState } from "./update-state.ts"
+export { clientShows, makeUpdateState, type Update, type UpdateState } from "./update-state.ts"
 export {
   acpKind,
   acpStatus,
@@ -89,6 +90,18 @@ const chunk = (
 export const note = (state: UpdateState, text: string): Update =>
   chunk("agent_message_chunk", `\n\n> ${text}\n\n`, `note-${++state.notes}`)
 
+/** A `notice` update, for a client that declared `session.notices`: its first line the title. */
+export const notice = (severity: "info" | "warning" | "error", text: string): Update => {
+  const [title = text, ...rest] = text.split("\n")
+  const description = rest.join("\n").trim()
+  return {
+    sessionUpdate: "notice",
+    severity,
+    title: title.trim() || text,
+    ...(description && { description }),
+  }
+}
+
 /** A recovery fact for the client's own policy: session metadata only (ACP v1 has no field for it). */
 const recoveryMeta = (claudeCode: Record<string, unknown>): Update => ({
   sessionUpdate: "session_info_update",
@@ -122,6 +135,57 @@ export const inputDeliveryUpdate = (event: InputDelivery): Update =>
     },
   })
 
+type CallEvent = Extract<AgentEvent, { type: "ToolCallStarted" | "output_delta" | "ToolCallFinished" }>
+
+/**
+ * A tool call's start, output and end. A TodoWrite is shown as the plan it
+ * carries (its Plan event), not as a call as well: the call's text is the
+ * CLI's note to the model. A command is a terminal card for a client that
+ * shows them (terminal-cards.ts).
+ */
+const callUpdates = (state: UpdateState, event: CallEvent): Update[] => {
+  const parent = event.task_id
+  const cards = state.client.terminalCards
+  if (event.type === "output_delta") {
+    const seen = state.calls.get(event.tool_call_id)
+    if (!seen) return []
+    seen.output += event.text
+    if (seen.card) return [cardOutput(event.tool_call_id, event.text)]
+    return [
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: event.tool_call_id,
+        content: [textContent(seen.output)],
+        ...parentMeta(seen.parent),
+      },
+    ]
+  }
+  const call = event.call
+  if (call.name === PLAN_TOOL) return []
+  const card = cards && isCard(call)
+  if (event.type === "ToolCallStarted") {
+    if (state.calls.has(call.id)) return []
+    state.calls.set(call.id, { output: "", parent, card })
+    return [toolCallStart(call, parent, cards)]
+  }
+  const seen = state.calls.get(call.id)
+  const out: Update[] = []
+  if (!seen) {
+    out.push(toolCallStart({ ...call, status: "Running" }, parent, cards))
+    state.calls.set(call.id, { output: "", parent, card })
+  }
+  // A card's output streamed as it came; one that came only at the end goes before the exit.
+  if (card && !seen?.output && call.output_text) out.push(cardOutput(call.id, call.output_text))
+  // A task's call shows the task (its work and summary), not the CLI's hand-back text.
+  const end = toolCallEnd(call, seen?.parent ?? parent, seen?.output ?? "", cards)
+  if (call.kind === "task" && end.sessionUpdate === "tool_call_update") delete end.content
+  out.push(end)
+  return out
+}
+
+/** The tool whose calls are shown as the plan they carry. */
+export const PLAN_TOOL = "TodoWrite"
+
 /**
  * One agent event → the updates it means. Session-level events (SessionInfo's
  * mode and options) are the session layer's; it passes them through too, for
@@ -143,49 +207,31 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
     }
     case "UserMessage":
       return parent === undefined ? [chunk("user_message_chunk", event.text, event.item_id)] : []
-    case "ToolCallStarted": {
-      if (state.calls.has(event.call.id)) return []
-      state.calls.set(event.call.id, { output: "", parent })
-      return [toolCallStart(event.call, parent)]
-    }
-    case "output_delta": {
-      const seen = state.calls.get(event.tool_call_id)
-      if (!seen) return []
-      seen.output += event.text
-      return [
-        {
-          sessionUpdate: "tool_call_update",
-          toolCallId: event.tool_call_id,
-          content: [textContent(seen.output)],
-          ...parentMeta(seen.parent),
-        },
-      ]
-    }
-    case "ToolCallFinished": {
-      const seen = state.calls.get(event.call.id)
-      const out: Update[] = []
-      if (!seen) {
-        out.push(toolCallStart({ ...event.call, status: "Running" }, parent))
-        state.calls.set(event.call.id, { output: "", parent })
-      }
-      // A task's call shows the task (its work and summary), not the CLI's hand-back text.
-      const end = toolCallEnd(event.call, seen?.parent ?? parent, seen?.output ?? "")
-      if (event.call.kind === "task" && end.sessionUpdate === "tool_call_update") delete end.content
-      out.push(end)
-      return out
-    }
+    case "ToolCallStarted":
+    case "output_delta":
+    case "ToolCallFinished":
+      return callUpdates(state, event)
     case "Plan":
       return [planUpdate(event.entries, parent)]
     case "Task":
       return taskUpdates(state, event.task)
     case "Compacted":
-      return [note(state, "*(The conversation was compacted.)*")]
+      return state.client.compaction
+        ? [
+            {
+              sessionUpdate: "compaction_update",
+              compactionId: `compaction-${++state.notes}`,
+              status: "completed",
+            },
+          ]
+        : [note(state, "*(The conversation was compacted.)*")]
     case "Notice":
+      if (state.client.notices) return [notice(event.level, event.text)]
       return event.level === "info"
         ? []
         : [note(state, `${event.level === "error" ? "✗" : "⚠"} ${event.text}`)]
     case "usage_blocked":
-      return [note(state, `✗ ${event.message}`)]
+      return state.client.notices ? [notice("error", event.message)] : [note(state, `✗ ${event.message}`)]
     case "Skills":
       return [commandsUpdate(event.skills)]
     case "UsageLimits": {
