@@ -234,6 +234,11 @@ export const makeClaudeAgent = (
     provide: (effect) => Effect.provideContext(effect, services),
   })
 
+  /** Sessions being opened, each marked when a close comes first: the open then fails (close wins). */
+  const opening = new Map<string, { closed: boolean }>()
+  const closedWhileOpening = () =>
+    new LaunchFailed({ detail: "the session was closed while Claude Code was starting" })
+
   const lookup = (sessionId: string) =>
     Effect.suspend(() => {
       const open = sessions.get(sessionId)
@@ -244,10 +249,25 @@ export const makeClaudeAgent = (
     refreshSkillsOf(acct, catalog, emit, open, sessionId)
   const checkUltracode = (open: OpenSession) => checkUltracodeOf(acct, open, cli)
 
+  /** Run `effect`, an open of `hostId`, marked from its first step on: a close before it ends makes it fail. */
+  const asOpening = <A, E, R>(hostId: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      const mark = { closed: false }
+      opening.set(hostId, mark)
+      return effect.pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (opening.get(hostId) === mark) opening.delete(hostId)
+          }),
+        ),
+      )
+    })
+
   const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
     Effect.gen(function* () {
       const scope = yield* Scope.fork(agentScope)
       const hostId = params.hostId
+      const closed = () => opening.get(hostId)?.closed === true
       // The options as they stand (a live change included), read from the open session.
       const trace = yield* tracedEmit(
         params,
@@ -304,8 +324,17 @@ export const makeClaudeAgent = (
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       yield* reportUndelivered(hostId, emit)
+      // A close that came first wins: nothing is started (or what started is stopped).
+      const closedFirst = Effect.suspend(() =>
+        closed() ? Effect.andThen(closeOpen(hostId, open), Effect.fail(closedWhileOpening())) : Effect.void,
+      )
+      yield* closedFirst
       sessions.set(hostId, open)
-      yield* startProcess(open, bypass).pipe(Effect.tapError(() => closeOpen(hostId, open)))
+      yield* startProcess(open, bypass).pipe(
+        Effect.tapError(() => closeOpen(hostId, open)),
+        Effect.mapError((error) => (closed() ? closedWhileOpening() : error)),
+      )
+      yield* closedFirst
       return open
     })
 
@@ -330,6 +359,11 @@ export const makeClaudeAgent = (
     lookup,
     openSession,
     closeOpen,
+    asOpening,
+    closeOpening: (hostId: string) => {
+      const mark = opening.get(hostId)
+      if (mark) mark.closed = true
+    },
     checkUltracode,
     workflowsOn: (cwd: string) => workflowsOnIn(acct, cwd),
   }

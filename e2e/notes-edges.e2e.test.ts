@@ -4,6 +4,8 @@
  *
  * - CLAUDE_SETTING_SOURCES=user: the plugin reads the settings the CLI reads
  *   (no project skills, no project switch turning workflows off).
+ * - closeSession racing createSession: close wins, at every point of the
+ *   launch (before the spawn, during it, waiting for `initialize`).
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -13,7 +15,9 @@ import { text } from "../testkit/model-server.ts"
 import {
   closeWorldsAfterEach,
   createSession,
+  eventually,
   ofType,
+  processesOf,
   promptAndWait,
   startWorld,
   type World,
@@ -65,5 +69,41 @@ describe("CLAUDE_SETTING_SOURCES", () => {
     const proc = w.host.processes().find((p) => p.args.includes(session_id))
     expect(proc?.args[(proc?.args.indexOf("--effort") ?? -2) + 1]).toBe("ultracode")
     expect(ofType(w.events(session_id), "Notice").filter((n) => n.text.includes("Ultracode"))).toEqual([])
+  })
+})
+
+describe("close while create launches", () => {
+  it("close wins: create fails with a clear error and no claude is left, wherever the launch was", async () => {
+    world = await startWorld({ main: [[text("never asked")]] })
+    const w = world
+    await w.host.call(w.agentId, "initialize")
+    const spawned = (id: string) => w.host.processes().filter((p) => p.args.includes(id))
+    // Before the spawn (no wait, a moment), while it spawns, once the process waits for initialize.
+    const points: Array<(id: string) => Promise<unknown>> = [
+      async () => {},
+      () => new Promise((r) => setTimeout(r, 30)),
+      () => new Promise((r) => setTimeout(r, 250)),
+      (id) => eventually(() => spawned(id).length > 0, 20_000),
+    ]
+    for (const [at, waitFor] of points.entries()) {
+      const sessionId = crypto.randomUUID()
+      const creating = createSession(w, { sessionId }).then(
+        () => "created",
+        (error: unknown) => String(error),
+      )
+      await waitFor(sessionId)
+      const pids = () => [...spawned(sessionId).map((p) => p.pid)]
+      const seen = pids()
+      await w.host.call(w.agentId, "closeSession", { sessionId })
+      expect(await creating, `close at point ${at}`).toContain(
+        "the session was closed while Claude Code was starting",
+      )
+      // Nothing of it runs: not in the broker's table, and no process with its id anywhere.
+      expect(await eventually(() => pids().length === 0, 5_000)).toBe(true)
+      for (const pid of seen) expect(() => process.kill(pid, 0)).toThrow()
+      expect(processesOf(w).filter((p) => p.cmdline.includes(sessionId))).toEqual([])
+      // The id is not open: a prompt to it is refused.
+      await expect(w.host.call(w.agentId, "prompt", { sessionId, text: "hi" })).rejects.toThrow(sessionId)
+    }
   })
 })
