@@ -23,15 +23,19 @@ type Asked = Parameters<typeof clientSessionOptions>[0]
  * error before anything starts), and the mode the client is shown (the
  * declared defaults, the user's own default mode among them).
  */
-const startParams = (catalog: Catalog, asked: Asked) => {
+const startParams = async (catalog: Catalog, asked: Asked) => {
   const { model, launch } = clientSessionOptions(asked)
-  const current = catalog.current()
+  // A chosen model is checked against a catalog: the probe's, when none was seen yet.
+  const current =
+    catalog.current() ?? (model !== undefined ? await catalog.info().catch(() => undefined) : undefined)
   let chosen: string | undefined
   if (model !== undefined && current) {
     const checked = checkValue(current, {}, "model", model)
-    if ("error" in checked)
+    // A family word (`haiku`, `sonnet`) names the family's first model, as the CLI's own aliases do.
+    const family = current.models.find((m) => m.value.startsWith(`claude-${model.toLowerCase()}-`))
+    if ("error" in checked && family === undefined)
       throw acp.RequestError.invalidParams({ model }, `unknown model ${model}: ${checked.error}`)
-    chosen = checked.value as string
+    chosen = "error" in checked ? family!.value : (checked.value as string)
   } else chosen = model
   return (session: AcpSession): Pick<SessionParams, "options" | "launch"> => {
     const shown = session.values
@@ -61,7 +65,7 @@ const load = async (
 ) => {
   const cwd = sessions.workspace(params.cwd)
   const sessionId = params.sessionId
-  const more = startParams(catalog, params)
+  const more = await startParams(catalog, params)
   await sessions.close(sessionId)
   const t0 = performance.now()
   const transcript = await call("session/load", () =>
@@ -122,7 +126,7 @@ export const onSessions = (
   app
     .onRequest("session/new", async ({ params }) => {
       const cwd = sessions.workspace(params.cwd)
-      const more = startParams(catalog, params)
+      const more = await startParams(catalog, params)
       const sessionId = randomUUID()
       // The session's CLI starts alongside the catalog probe (both take a CLI start).
       const session = sessions.serve("session/new", sessionId, cwd, params.mcpServers, (s) =>
@@ -137,7 +141,7 @@ export const onSessions = (
       const live = sessions.get(sessionId)
       if (live) return catalog.stateOf(live, await catalog.ready())
       if (catalog.live() || !catalog.current()) await catalog.ready()
-      const more = startParams(catalog, params)
+      const more = await startParams(catalog, params)
       const session = sessions.serve("session/resume", sessionId, cwd, params.mcpServers, (s) =>
         ctx.host.call(ctx.agentId, "resumeSession", { sessionId, cwd, ...more(s) }),
       )
@@ -146,7 +150,7 @@ export const onSessions = (
     .onRequest("session/fork", async ({ params }) => {
       if (catalog.live() || !catalog.current()) await catalog.ready()
       const cwd = sessions.workspace(params.cwd)
-      const more = startParams(catalog, params)
+      const more = await startParams(catalog, params)
       const origin = params.sessionId
       const newSessionId = randomUUID()
       const waitOrigin = sessions.get(origin)?.ready.catch(() => {})
