@@ -93,17 +93,19 @@ export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecor
 }
 
 /**
- * `promptRecords(records)[0]` without reading the records after it (the
+ * `promptRecords(records)[0]` without reading the records past it (the
  * title needs only the first prompt). Whether a record is a control
- * request's command depends only on the records before it, so the prefix
- * up to a candidate decides.
+ * request's command depends only on the records before it and the one
+ * after it (its output), so the prefix up to that one decides.
  */
 export const firstPromptRecord = (records: ReadonlyArray<StoredRecord>): StoredRecord | undefined => {
   for (let at = 0; at < records.length; at++) {
     const r = records[at] as StoredRecord
     if (r.type !== "user" || isToolResult(r) || isInterruptText(recordText(r)) || promptOf(r) === null)
       continue
-    if (!localCommandUuids(records.slice(0, at + 1)).has(r.uuid as string)) return r
+    // Only a command can be a control request's: a plain prompt needs no look around it.
+    if (!recordText(r).trimStart().startsWith("<command-name>")) return r
+    if (!localCommandUuids(records.slice(0, at + 2)).has(r.uuid as string)) return r
   }
   return undefined
 }

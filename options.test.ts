@@ -12,6 +12,7 @@ import {
   parseOptions,
   promptKeywords,
   refusedBypassFlag,
+  thinkingStaysOn,
   traceEnabled,
   traceKnobs,
 } from "./options.ts"
@@ -86,8 +87,8 @@ describe("launchFlags", () => {
     ).toBe(true)
     expect(refusedBypassFlag("Error: No message found with message.uuid of: x")).toBe(false)
   })
-  it("passes the versioned model for a stored alias, effort, thinking off and fast mode", () => {
-    expect(launchFlags({ model: "opus", effort: "max", thinking: false, fastMode: true }, catalog)).toEqual([
+  it("passes the versioned model for a stored alias, effort and fast mode", () => {
+    expect(launchFlags({ model: "opus", effort: "max", fastMode: true }, catalog)).toEqual([
       "--model",
       "claude-opus-5-5",
       "--effort",
@@ -95,11 +96,23 @@ describe("launchFlags", () => {
       "--permission-mode",
       "default",
       "--allow-dangerously-skip-permissions",
-      "--thinking",
-      "disabled",
+      "--thinking-display",
+      "summarized",
       "--settings",
       '{"fastMode":true}',
     ])
+  })
+  it("turns thinking off only on a model that can: a 5.x model keeps it shown, and says so", () => {
+    expect(launchFlags({ model: "claude-haiku-4-5", thinking: false }, catalog).slice(-2)).toEqual([
+      "--thinking",
+      "disabled",
+    ])
+    expect(thinkingStaysOn({ model: "claude-haiku-4-5", thinking: false }, catalog)).toBeUndefined()
+    for (const opts of [{ model: "opus", thinking: false }, { thinking: false }]) {
+      expect(launchFlags(opts, catalog).slice(-2)).toEqual(["--thinking-display", "summarized"])
+      expect(thinkingStaysOn(opts, catalog)?.label).toBe("Opus 5.5")
+    }
+    expect(thinkingStaysOn({ model: "opus" }, catalog)).toBeUndefined()
   })
   it("sends ultracode as --effort ultracode, only for a model with xhigh", () => {
     expect(launchFlags({ model: "claude-opus-5-5", effort: "ultracode" }, catalog)).toContain("ultracode")
@@ -217,6 +230,16 @@ describe("agentOptions", () => {
       "max",
     ])
     expect(effort?.choicesByModel?.["claude-haiku-4-5"]).toEqual([])
+  })
+  it("offers the Thinking toggle only where some model can turn thinking off", () => {
+    const fiveOnly = catalog.filter((m) => m.thinkingOff === false)
+    expect(fiveOnly.length).toBeGreaterThan(0)
+    expect(agentOptions(fiveOnly).map((o) => o.id)).not.toContain("thinking")
+    // The CLI's own word on a model wins over models.json's.
+    const cliSays = modelCatalog({
+      models: [{ value: "opus", resolvedModel: "claude-opus-5-5", supportsThinkingOff: true }],
+    })
+    expect(cliSays.find((m) => m.value === "claude-opus-5-5")?.thinkingOff).toBe(true)
   })
   it("offers no ultracode when workflows are off", () => {
     const effort = byId({ enableWorkflows: false }).effort

@@ -172,6 +172,20 @@ const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
 export const withinWorkflowSwitch = (opts: SessionOptions, workflowsOn: boolean): SessionOptions =>
   workflowsOn || opts.effort !== ULTRACODE ? opts : { ...opts, effort: "xhigh" }
 
+/**
+ * Thinking is off but the session's model cannot turn it off (`thinkingOff:
+ * false`: the 5.x models, where 2.1.332 sends adaptive thinking whatever
+ * `--thinking` says): that model, so the session can say so; else undefined.
+ */
+export const thinkingStaysOn = (
+  opts: SessionOptions,
+  catalog: ReadonlyArray<ModelEntry>,
+): ClaudeModel | undefined => {
+  if (opts.thinking !== false) return undefined
+  const model = opts.model ? resolveModel(opts.model, catalog) : defaultModel(catalog)
+  return model?.thinkingOff === false ? model : undefined
+}
+
 /** The value `--model` / `set_model` gets: the versioned id when known, else as stored. */
 export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): string =>
   resolveModel(value, catalog)?.value ?? value
@@ -181,9 +195,9 @@ export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): s
  * the strictest). `--allow-dangerously-skip-permissions` goes on every launch
  * the CLI allows it (`allowBypass`: not as root without `IS_SANDBOX`), so
  * Full access can be chosen live on a session launched in another mode.
- * Thinking on shows summarized reasoning; off asks the CLI to disable it
- * (models that cannot turn it off keep thinking). A CLI without ultracode
- * gets its nearest level, xhigh.
+ * Thinking on shows summarized reasoning; off asks the CLI to disable it,
+ * except on a model that cannot turn it off, which keeps it shown
+ * (`thinkingStaysOn`). A CLI without ultracode gets its nearest level, xhigh.
  */
 export const launchFlags = (
   opts: SessionOptions,
@@ -199,7 +213,8 @@ export const launchFlags = (
   if (effort && effortFits(effort, model)) flags.push("--effort", effort)
   flags.push("--permission-mode", cliModeFor(opts))
   if (allowBypass) flags.push(ALLOW_BYPASS_FLAG)
-  if (opts.thinking === false) flags.push("--thinking", "disabled")
+  if (opts.thinking === false && thinkingStaysOn(opts, catalog) === undefined)
+    flags.push("--thinking", "disabled")
   else flags.push("--thinking-display", "summarized")
   if (opts.fastMode === true && (model === undefined || model.supportsFastMode === true))
     flags.push("--settings", JSON.stringify({ fastMode: true }))
@@ -361,13 +376,15 @@ export const agentOptions = (
     kind: "toggle",
     default: adopted.plan,
   })
-  options.push({
-    id: OPTION_IDS.thinking,
-    label: "Thinking",
-    kind: "toggle",
-    default: true,
-    appliesAtNextStart: true,
-  })
+  // Offered only where turning thinking off can do something.
+  if (catalog.some((m) => (m as ClaudeModel).thinkingOff !== false))
+    options.push({
+      id: OPTION_IDS.thinking,
+      label: "Thinking",
+      kind: "toggle",
+      default: true,
+      appliesAtNextStart: true,
+    })
   if (catalog.some((m) => m.supportsFastMode === true))
     options.push({ id: OPTION_IDS.fastMode, label: "Fast mode", kind: "toggle", default: false })
   options.push({ id: OPTION_IDS.agentTrace, label: "Agent Trace notes", kind: "toggle", default: true })

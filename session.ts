@@ -73,7 +73,7 @@ export interface SessionTimeouts {
   readonly initializeMs: number
   /** Cancel's watchdog: the run ends Cancelled after this even if the CLI is silent (default 10 s). */
   readonly cancelMs: number
-  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers in ~20 ms). */
+  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers at once). */
   readonly interruptMs: number
   /** A fixed silence bound; unset, it comes from the CLI's `API_TIMEOUT_MS` (session/silence.ts). */
   readonly silenceMs?: number | undefined

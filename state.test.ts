@@ -7,6 +7,7 @@ import {
   cliIdFor,
   keepSent,
   loadSessionState,
+  rememberOptions,
   rememberSent,
   saveSessionState,
   sentRecordOf,
@@ -20,7 +21,45 @@ const setup = (storage: Record<string, unknown> = {}) => {
   return { broker, run }
 }
 
+/** The broker's storage with every read's answer held a moment, as a storage across a channel answers. */
+const slowStorage = (storage: Record<string, unknown> = {}) => {
+  const broker = makeMemoryBroker({ storage })
+  const api = {
+    ...broker.api,
+    storage: {
+      ...broker.api.storage,
+      // The value is read, then answered a moment later: another change may land in between.
+      get: (key: string) => broker.api.storage.get(key).pipe(Effect.tap(() => Effect.sleep("5 millis"))),
+    },
+  }
+  const run = <A>(effect: Effect.Effect<A, never, Broker>) =>
+    Effect.runPromise(Effect.provideContext(effect, brokerContext(api)))
+  return { broker, run }
+}
+
 describe("session state", () => {
+  it("two changes racing (a prompt's sent entry, an option change) both stay", async () => {
+    const { run, broker } = slowStorage()
+    await run(
+      Effect.all(
+        [
+          rememberSent("h1", "a", "uuid-a"),
+          rememberOptions("h1", { model: "claude-opus-5-5" }),
+          rememberSent("h1", "b", "uuid-b"),
+          setCliAlias("h2", "c2"),
+          keepSent("h2", new Set(), 0),
+          rememberOptions("h2", { effort: "high" }),
+        ],
+        { concurrency: "unbounded" },
+      ),
+    )
+    expect(broker.storage.get("session:h1")).toEqual({
+      sent: { a: "uuid-a", b: "uuid-b" },
+      options: { model: "claude-opus-5-5" },
+    })
+    expect(broker.storage.get("session:h2")).toEqual({ cli: "c2", sent: {}, options: { effort: "high" } })
+  })
+
   it("is fresh when nothing is stored", async () => {
     const { run } = setup()
     expect(await run(loadSessionState("h1"))).toEqual({ sent: {} })

@@ -78,6 +78,10 @@ export interface AgentContext {
   /** Open a session (closing one already open under its id) and start its process. */
   readonly openSession: (params: OpenParams) => Effect.Effect<OpenSession, SessionError, Broker>
   readonly closeOpen: (hostId: string, open: OpenSession) => Effect.Effect<void>
+  /** Run an open of `hostId` (create, resume, fork) marked from its first step, so a close can overtake it. */
+  readonly asOpening: <A, E, R>(hostId: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** A close for a session still being opened: its open fails and leaves no process. */
+  readonly closeOpening: (hostId: string) => void
   /** Warn when ultracode was asked for and the model cannot apply it. */
   readonly checkUltracode: (open: OpenSession) => Effect.Effect<void, never, Broker>
   /** Dynamic workflows (and so ultracode) on in this workspace's merged settings. */

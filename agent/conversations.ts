@@ -130,79 +130,90 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   })
 
   return {
-    createSession: (params) =>
-      call(
-        Effect.fn("agent.createSession")(function* () {
-          const hostId = params.sessionId ?? crypto.randomUUID()
-          const stored = yield* state.loadSessionState(hostId)
-          const cliId = stored.cli ?? hostId
-          const open = yield* openSession({
-            hostId,
-            cwd: params.cwd,
-            tools: params.tools,
-            instructions: params.instructions,
-            options: parseOptions(params.options),
-            start: { kind: "new", cliId },
-          })
-          yield* keepOptions(hostId, open)
-          return opened(hostId, open)
-        })(),
-      ),
+    createSession: (params) => {
+      const hostId = params.sessionId ?? crypto.randomUUID()
+      return ctx.asOpening(
+        hostId,
+        call(
+          Effect.fn("agent.createSession")(function* () {
+            const stored = yield* state.loadSessionState(hostId)
+            const cliId = stored.cli ?? hostId
+            const open = yield* openSession({
+              hostId,
+              cwd: params.cwd,
+              tools: params.tools,
+              instructions: params.instructions,
+              options: parseOptions(params.options),
+              start: { kind: "new", cliId },
+            })
+            yield* keepOptions(hostId, open)
+            return opened(hostId, open)
+          })(),
+        ),
+      )
+    },
 
     resumeSession: (params) =>
-      call(
-        Effect.fn("agent.resumeSession")(function* () {
-          const hostId = params.sessionId
-          // Already open and alive: keep its process (and any turn it is running).
-          const existing = sessions.get(hostId)
-          if (existing?.live.isRunning()) return opened(hostId, existing)
-          const cliId = yield* state.cliIdFor(hostId)
-          const count = yield* promptCountOf(cliId, params.cwd)
-          const base = {
-            hostId,
-            cwd: params.cwd,
-            tools: params.tools,
-            instructions: params.instructions,
-            options: parseOptions(params.options),
-          }
-          // A chat that never got a prompt has no file to resume: start it anew under its id.
-          const open: OpenSession = yield* openSession({
-            ...base,
-            start: count > 0 ? { kind: "resume", cliId } : { kind: "new", cliId },
-          }).pipe(
-            Effect.catchTag("ProcessExited", (error) =>
-              count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
-            ),
-          )
-          yield* keepOptions(hostId, open)
-          return opened(hostId, open)
-        })(),
+      ctx.asOpening(
+        params.sessionId,
+        call(
+          Effect.fn("agent.resumeSession")(function* () {
+            const hostId = params.sessionId
+            // Already open and alive: keep its process (and any turn it is running).
+            const existing = sessions.get(hostId)
+            if (existing?.live.isRunning()) return opened(hostId, existing)
+            const cliId = yield* state.cliIdFor(hostId)
+            const count = yield* promptCountOf(cliId, params.cwd)
+            const base = {
+              hostId,
+              cwd: params.cwd,
+              tools: params.tools,
+              instructions: params.instructions,
+              options: parseOptions(params.options),
+            }
+            // A chat that never got a prompt has no file to resume: start it anew under its id.
+            const open: OpenSession = yield* openSession({
+              ...base,
+              start: count > 0 ? { kind: "resume", cliId } : { kind: "new", cliId },
+            }).pipe(
+              Effect.catchTag("ProcessExited", (error) =>
+                count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
+              ),
+            )
+            yield* keepOptions(hostId, open)
+            return opened(hostId, open)
+          })(),
+        ),
       ),
 
-    forkSession: (params) =>
-      call(
-        Effect.fn("agent.forkSession")(function* () {
-          const origin = yield* state.cliIdFor(params.sessionId)
-          const hostId = params.newSessionId ?? crypto.randomUUID()
-          const originOpen = sessions.get(params.sessionId)
-          if (originOpen) yield* settleLeaf(acct, originOpen, origin, params.cwd)
-          // A fork is the same conversation taken elsewhere: it keeps the origin's options,
-          // from its open session or, for a stored chat, from its session state.
-          const originOptions =
-            originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
-          const options = { ...originOptions, ...parseOptions(params.options) }
-          const open = yield* openSession({
-            hostId,
-            cwd: params.cwd,
-            tools: params.tools,
-            instructions: params.instructions,
-            options,
-            start: { kind: "fork", origin, cliId: hostId },
-          })
-          yield* keepOptions(hostId, open)
-          return opened(hostId, open)
-        })(),
-      ),
+    forkSession: (params) => {
+      const hostId = params.newSessionId ?? crypto.randomUUID()
+      return ctx.asOpening(
+        hostId,
+        call(
+          Effect.fn("agent.forkSession")(function* () {
+            const origin = yield* state.cliIdFor(params.sessionId)
+            const originOpen = sessions.get(params.sessionId)
+            if (originOpen) yield* settleLeaf(acct, originOpen, origin, params.cwd)
+            // A fork is the same conversation taken elsewhere: it keeps the origin's options,
+            // from its open session or, for a stored chat, from its session state.
+            const originOptions =
+              originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
+            const options = { ...originOptions, ...parseOptions(params.options) }
+            const open = yield* openSession({
+              hostId,
+              cwd: params.cwd,
+              tools: params.tools,
+              instructions: params.instructions,
+              options,
+              start: { kind: "fork", origin, cliId: hostId },
+            })
+            yield* keepOptions(hostId, open)
+            return opened(hostId, open)
+          })(),
+        ),
+      )
+    },
 
     readSession: (params) =>
       call(
@@ -227,6 +238,8 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
     closeSession: ({ sessionId }) =>
       call(
         Effect.gen(function* () {
+          // Close wins over an open in flight (create, resume, fork): it fails and starts nothing.
+          ctx.closeOpening(sessionId)
           const open = sessions.get(sessionId)
           if (open) yield* closeOpen(sessionId, open)
         }),

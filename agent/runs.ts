@@ -17,6 +17,7 @@ import {
 } from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
+import { checkThinking } from "./session-checks.ts"
 import { type AgentContext, sessionInfo } from "./context.ts"
 
 /** The tool with which the model hands its plan in for approval (plan mode). */
@@ -55,6 +56,8 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
           open.options = next
           yield* state.rememberOptions(sessionId, optionsRecord(next))
           if (optionId === OPTION_IDS.effort || optionId === OPTION_IDS.model) yield* checkUltracode(open)
+          if (optionId === OPTION_IDS.thinking || optionId === OPTION_IDS.model)
+            yield* checkThinking(open, catalog.models())
           yield* emit({ type: "SessionInfo", session_id: sessionId, info: sessionInfo(open) })
         }),
       ),

@@ -20,9 +20,12 @@
  *   its exit comes after the session moved on, and reports nothing.
  * - Inputs a process had and never showed the model took are reported
  *   unknown at its exit, except one a replay carries to the next process.
- * - Abandon (close): every waiter, `initialize` included, fails at once.
+ * - Abandon (close): every waiter, `initialize` included, fails at once. A
+ *   launch the close overtakes fails with a clear error and leaves no
+ *   process: before its spawn it never spawns; during it, the close waits
+ *   for the spawn's answer and the launch kills what it spawned.
  */
-import { type Context, Effect, Exit, Scope } from "effect"
+import { type Context, Deferred, Effect, Exit, Scope } from "effect"
 import { LaunchFailed, ProcessExited, type SessionError } from "../errors.ts"
 import { initializeRequest } from "./launch.ts"
 import { type Broker, type BrokerError, Env, type ProcessExit } from "../sdk/plugin-api.ts"
@@ -163,9 +166,17 @@ const prepareWithSilence = (options: ProcessOptions) =>
     })),
   )
 
+/** What a launch the session's close overtook fails with. */
+const closedWhileStarting = () =>
+  new LaunchFailed({ detail: "the session was closed while Claude Code was starting" })
+
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
   let proc: LiveProcess | undefined
+  /** The session is closing: no launch may start or finish from now on. */
+  let closing = false
+  /** A spawn waiting for its answer: a close waits for it, then the launch kills what it got. */
+  let spawning: Deferred.Deferred<void> | undefined
 
   const onExit = (state: LiveProcess, exit: ProcessExit, stderr: string) =>
     Effect.gen(function* () {
@@ -221,6 +232,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
 
   const launch = Effect.fn("claude.session.launch")(function* () {
     const { prepared, silenceMs } = yield* prepareWithSilence(options)
+    if (closing) return yield* closedWhileStarting()
     const scope = yield* Scope.fork(options.sessionScope)
     // The channel writes through the transport opened just below.
     let transport: Transport | undefined
@@ -244,6 +256,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       silence.onFrame(frame)
       return route(frame)
     }
+    const spawned = Deferred.makeUnsafe<void>()
+    spawning = spawned
     const opened = yield* openTransport<Frame>({
       command: "claude",
       args: prepared.args,
@@ -264,8 +278,20 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       Scope.provide(scope),
       Effect.mapError((error: BrokerError) => new LaunchFailed({ detail: error.message })),
       Effect.tapError(() => Scope.close(scope, Exit.void)),
+      Effect.ensuring(
+        Effect.suspend(() => {
+          if (spawning === spawned) spawning = undefined
+          return Deferred.succeed(spawned, undefined)
+        }),
+      ),
+      Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
     )
     transport = opened
+    if (closing) {
+      yield* opened.kill
+      yield* Scope.close(scope, Exit.void)
+      return yield* closedWhileStarting()
+    }
     proc = state
     yield* ctx.fork(opened.closed.pipe(Effect.flatMap((exit) => onExit(state, exit, opened.stderrTail()))))
     yield* silence.loop.pipe(Effect.forkIn(scope))
@@ -282,6 +308,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
           ctx.log.warn(`claude session ${ctx.sid}: ${error.message}`).pipe(Effect.as(undefined)),
         ),
         Effect.tapError(() => stopProcess(state)),
+        Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
       )
     if (answer !== undefined && options.initialized) yield* options.initialized(answer)
     return state
@@ -298,15 +325,18 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     ensure,
     stop: Effect.suspend(() => (proc ? stopProcess(proc) : Effect.void)),
     markStopping: () => {
+      closing = true
       if (proc) proc.stopping = true
     },
     abort,
     abandon: Effect.suspend(() =>
-      proc
-        ? proc.channel.failAll(
-            new ProcessExited({ code: null, signal: "SIGTERM", stderr: "the session closed" }),
-          )
-        : Effect.void,
+      Effect.andThen(spawning ? Deferred.await(spawning) : Effect.void, () =>
+        proc
+          ? proc.channel.failAll(
+              new ProcessExited({ code: null, signal: "SIGTERM", stderr: "the session closed" }),
+            )
+          : Effect.void,
+      ),
     ),
   }
 }

@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import type { BuildOptions } from "esbuild"
-import { CODE_FLAGS, cacheFlags, codeCachePath } from "./child-flags.ts"
+import { CODE_FLAGS, codeCachePath, heapFlags } from "./child-flags.ts"
 import { codeCacheSupported } from "./code-cache.ts"
 
 // Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
@@ -165,7 +165,7 @@ const cacheStale = (bundle: string, cache: string): boolean => {
   }
 }
 
-/** Make the code cache of `bundle` under `flags` (cacheFlags; resolves either way: a cache that could not be made is no cache). */
+/** Make the code cache of `bundle` under `flags` (heapFlags; resolves either way: a cache that could not be made is no cache). */
 const makeCodeCache = (bundle: string, flags: ReadonlyArray<string>): Promise<void> =>
   new Promise((done) => {
     // No environment, as the plugin process has none: NODE_OPTIONS could carry flags V8 checks.
@@ -190,7 +190,7 @@ const makeCodeCache = (bundle: string, flags: ReadonlyArray<string>): Promise<vo
 
 /**
  * Both files for the plugin in `pluginDir` whose entry is `main`, built or
- * reused, and the code cache for the child's heap and tier-up flags (`v8Flags` as
+ * reused, and the code cache for the child's heap flags (`v8Flags` as
  * childArgs takes them).
  */
 export const pluginCode = async (
@@ -232,7 +232,7 @@ export const pluginCode = async (
     mainFields: ["module", "main"],
     target: "node20",
   })
-  const flags = cacheFlags(v8Flags)
+  const flags = heapFlags(v8Flags)
   if (codeCacheSupported() && (built || cacheStale(bundle, codeCachePath(bundle, flags))))
     await makeCodeCache(bundle, flags)
   return { entry, bundle }
