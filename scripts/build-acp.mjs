@@ -69,7 +69,8 @@ const written = new Set(Object.keys(built.metafile.outputs).map((path) => resolv
 for (const name of readdirSync(out))
   if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
 
-const entry = `// The ACP agent's entry (written by scripts/build-acp.mjs): Node's compile
+const entry = `#!/usr/bin/env node
+// The ACP agent's entry (written by scripts/build-acp.mjs; \`cvg-acp\` in a package): Node's compile
 // cache first, so the agent (server.mjs) loads from V8's cached code.
 import * as nodeModule from "node:module"
 import { dirname, join } from "node:path"
@@ -81,7 +82,7 @@ try {
 } catch {}
 await import("./server.mjs")
 `
-writeFileSync(join(out, "main.mjs"), entry)
+writeFileSync(join(out, "main.mjs"), entry, { mode: 0o755 })
 process.stderr.write(`[build-acp] ${join(out, "main.mjs")} (entry), ${join(out, "server.mjs")}\n`)
 
 // The plugin process's two files, prebuilt for a package (`npm pack` runs this as prepack): an installed
