@@ -60,6 +60,7 @@ import {
 export type { Frame } from "./wire.ts"
 export type { PreparedLaunch } from "./session/process.ts"
 export type { Recovery } from "./session/conversation.ts"
+export { refusedConversation } from "./session/conversation.ts"
 export { questionsOf } from "./session/approvals.ts"
 
 /** The live mapper of one conversation (map.ts). */
@@ -247,6 +248,11 @@ export const makeOwnedSession = <R>(
       silenceMs: timeouts.silenceMs,
       relaunch: Effect.suspend(() => relaunch),
       unread: (proc) => Effect.suspend(() => replays.unread(proc)),
+      fallback: {
+        pending: () => conversation.hasFallback(),
+        refused: (stderr) => Effect.suspend(() => conversation.refused(stderr)),
+        launched: () => conversation.launched(),
+      },
     })
     const conversation = makeConversationStart(
       setup.start,

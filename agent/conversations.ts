@@ -5,54 +5,46 @@
  * it); the host's session id maps to the CLI's through session state
  * (state.ts: an alias after a rewind to nothing, the prompts sent).
  *
- * Recovery (`recoveryFor`): a process that died after a prompt was written
- * is started again with `--resume` only when the CLI stored the
- * conversation (its transcript holds a prompt); with no transcript the same
- * id starts anew, and a transcript without a prompt (the CLI holds the id
- * but cannot resume it) gets a fresh id under an alias. Each says so.
- * `storedPromptFor` tells the session whether a prompt a dead process left
- * unread is in the transcript after all (then it is not written again).
+ * Recovery (`recoveryFor`, agent/restart.ts): a process that died after a
+ * prompt was written, and a resumed chat, start again as the transcript
+ * says (resume, new under the same id, a fresh id under an alias; where the
+ * transcript is unreadable, resume and fall back). `storedPromptFor` tells
+ * the session whether a prompt a dead process left unread is in the
+ * transcript after all (then it is not written again; unreadable: it may be,
+ * so it is not written again either).
  */
 import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
-import { RewindImpossible, SessionNotFound } from "../errors.ts"
+import { RewindImpossible, type SessionError, SessionNotFound } from "../errors.ts"
 import * as history from "../history.ts"
 import { optionsRecord, parseOptions } from "../options.ts"
+import { type Broker, Fs } from "../sdk/plugin-api.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import type { Account } from "../instances.ts"
-import type { Recovery } from "../session.ts"
+import { type Recovery, refusedConversation } from "../session.ts"
 import type { StartMode } from "../types.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
+import { readableDir } from "./grants.ts"
+import { restartOf } from "./restart.ts"
 
-/** Does the transcript hold the prompt sent with `uuid` (the CLI keeps our uuid as its record's)? */
+/**
+ * May the transcript hold the prompt sent with `uuid` (the CLI keeps our uuid
+ * as its record's)? Where the plugin cannot read it, it may: never sent twice.
+ */
 export const storedPromptFor = (acct: Account, cwd: string) => (cliId: string, uuid: string) =>
   Effect.gen(function* () {
     const configDir = yield* configDirFor(acct)
+    if (!readableDir(configDir, (yield* Fs).paths.home)) return true
     const stored = yield* history.readPrompts(configDir, cwd, cliId)
     return stored.prompts.some((record) => record.uuid === uuid)
   })
 
-/** The start a relaunch that guessed `--resume` really gets: the transcript decides. */
-export const recoveryFor = (acct: Account, hostId: string, cwd: string) => (guess: StartMode) =>
-  Effect.gen(function* () {
-    const configDir = yield* configDirFor(acct)
-    const stored = yield* history.readPrompts(configDir, cwd, guess.cliId)
-    if (stored.prompts.length > 0) return { start: guess } satisfies Recovery
-    const lost = "Claude Code ended before it stored this conversation"
-    if (!stored.found)
-      return {
-        start: { kind: "new", cliId: guess.cliId },
-        notice: `${lost}: it starts anew under the same id, without the turns before.`,
-      } satisfies Recovery
-    // The CLI refuses `--session-id` for an id it has a file for, and cannot resume one without a prompt.
-    const fresh = crypto.randomUUID()
-    yield* state.setCliAlias(hostId, fresh)
-    return {
-      start: { kind: "new", cliId: fresh },
-      notice: `${lost}: it starts anew as ${fresh}, without the turns before.`,
-    } satisfies Recovery
-  })
+/** The start a relaunch that guessed `--resume` really gets: the transcript decides (agent/restart.ts). */
+export const recoveryFor =
+  (acct: Account, hostId: string, cwd: string) =>
+  (guess: StartMode): Effect.Effect<Recovery, never, Broker> =>
+    restartOf(acct, hostId, cwd, guess.cliId, true)
 
 type ConversationMethods = Pick<
   AgentProvider,
@@ -89,12 +81,6 @@ const settleLeaf = (acct: AgentContext["acct"], open: OpenSession, cliId: string
 export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const { acct, call, closeOpen, lookup, openSession, sessions } = ctx
 
-  const promptCountOf = (cliId: string, cwd: string) =>
-    Effect.gen(function* () {
-      const configDir = yield* configDirFor(acct)
-      return yield* history.promptCount(configDir, cwd, cliId)
-    })
-
   /**
    * Rewind `open` to just before `itemId`. The item is a prompt this process
    * sent (its native UUID), one stored in the session state (its record
@@ -105,6 +91,10 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const rollback = Effect.fn("agent.rollback")(function* (sessionId: string, itemId: string) {
     const open = yield* lookup(sessionId)
     const configDir = yield* configDirFor(acct)
+    if (!readableDir(configDir, (yield* Fs).paths.home))
+      return yield* new RewindImpossible({
+        reason: `this account's conversations (${configDir}) lie outside what the plugin may read, and a rewind reads them`,
+      })
     const cliId = open.live.cliId()
     const stored = yield* history.readPrompts(configDir, open.cwd, cliId)
     const sent = yield* state.sentRecordOf(sessionId, itemId)
@@ -163,7 +153,6 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
             const existing = sessions.get(hostId)
             if (existing?.live.isRunning()) return opened(hostId, existing)
             const cliId = yield* state.cliIdFor(hostId)
-            const count = yield* promptCountOf(cliId, params.cwd)
             const base = {
               hostId,
               cwd: params.cwd,
@@ -171,15 +160,19 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
               instructions: params.instructions,
               options: parseOptions(params.options),
             }
-            // A chat that never got a prompt has no file to resume: start it anew under its id.
-            const open: OpenSession = yield* openSession({
-              ...base,
-              start: count > 0 ? { kind: "resume", cliId } : { kind: "new", cliId },
-            }).pipe(
-              Effect.catchTag("ProcessExited", (error) =>
-                count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
-              ),
-            )
+            // The transcript decides (agent/restart.ts); a start the CLI refuses moves to the next try.
+            const openAs = (recovery: Recovery): Effect.Effect<OpenSession, SessionError, Broker> =>
+              openSession({ ...base, start: recovery.start }).pipe(
+                Effect.tap((open) =>
+                  recovery.notice ? open.live.emitNotice("warning", recovery.notice) : Effect.void,
+                ),
+                Effect.catchTag("ProcessExited", (error) =>
+                  recovery.orElse && refusedConversation(error.stderr)
+                    ? Effect.flatMap(recovery.orElse, openAs)
+                    : Effect.fail(error),
+                ),
+              )
+            const open = yield* openAs(yield* restartOf(acct, hostId, params.cwd, cliId, false))
             yield* keepOptions(hostId, open)
             return opened(hostId, open)
           })(),

@@ -6,11 +6,14 @@
  *   (no project skills, no project switch turning workflows off).
  * - closeSession racing createSession: close wins, at every point of the
  *   launch (before the spawn, during it, waiting for `initialize`).
+ * - A chat whose first turn never got stored (its file holds only the CLI's
+ *   first records, no prompt) reopens: the CLI refuses both `--session-id`
+ *   and `--resume` for it, so it starts anew under an alias, and says so.
  */
-import { mkdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { initialize, spawnClaude, standardArgs } from "../testkit/cli.ts"
+import { encodeProjectPath, initialize, spawnClaude, standardArgs } from "../testkit/cli.ts"
 import { text } from "../testkit/model-server.ts"
 import {
   closeWorldsAfterEach,
@@ -105,5 +108,39 @@ describe("close while create launches", () => {
       // The id is not open: a prompt to it is refused.
       await expect(w.host.call(w.agentId, "prompt", { sessionId, text: "hi" })).rejects.toThrow(sessionId)
     }
+  })
+})
+
+describe("a chat whose first turn never got stored", () => {
+  it("resumes: anew under an alias, with a notice, and lists and reads back under its own id", async () => {
+    world = await startWorld({ main: [[text("fresh answer")]] })
+    const w = world
+    const sessionId = crypto.randomUUID()
+    // What 2.1.332 writes first for a prompt, and nothing after (it died before the prompt's record).
+    const project = join(w.sandbox.home, ".claude", "projects", encodeProjectPath(w.sandbox.ws))
+    mkdirSync(project, { recursive: true })
+    const stamp = new Date().toISOString()
+    writeFileSync(
+      join(project, `${sessionId}.jsonl`),
+      ["enqueue", "dequeue"]
+        .map((operation) =>
+          JSON.stringify({ type: "queue-operation", operation, timestamp: stamp, sessionId }),
+        )
+        .join("\n") + "\n",
+    )
+    await w.host.call(w.agentId, "resumeSession", { sessionId, cwd: w.sandbox.ws })
+    const notice = await w.waitFor(sessionId, "Notice", (n) => n.text.includes("starts anew as"))
+    expect(notice.level).toBe("warning")
+    const { ended } = await promptAndWait(w, sessionId, "hello again")
+    expect(ended.outcome).toBe("Completed")
+    // The CLI files it under the fresh id; the host keeps seeing its own.
+    const fresh = /starts anew as ([0-9a-f-]{36})/.exec(notice.text)?.[1] as string
+    expect(existsSync(join(project, `${fresh}.jsonl`))).toBe(true)
+    const listed = await w.host.call(w.agentId, "listSessions", { cwd: w.sandbox.ws })
+    expect(listed.sessions.map((s) => s.session_id)).toEqual([sessionId])
+    const read = await w.host.call(w.agentId, "readSession", { sessionId, cwd: w.sandbox.ws })
+    expect(read.items.filter((i) => i.type === "user").map((i) => (i.type === "user" ? i.text : ""))).toEqual(
+      ["hello again"],
+    )
   })
 })

@@ -56,6 +56,8 @@ export interface PartsInput {
   readonly relaunch: Effect.Effect<void>
   /** A dead process's unread prompt: replayed by the owner? */
   readonly unread: ProcessOptions["unread"]
+  /** The conversation's next try should the CLI refuse a launch's. */
+  readonly fallback: ProcessOptions["fallback"]
 }
 
 export interface SessionParts {
@@ -126,6 +128,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       awaitingUser: () => approvals.openCount() > 0,
       relaunch: input.relaunch,
       unread: input.unread,
+      fallback: input.fallback,
     })
     return { ctx, runs, approvals, processes, unknown, pickup, notice }
   })

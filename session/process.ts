@@ -58,6 +58,8 @@ export interface LiveProcess {
   readonly silenceMs: number
   /** Frames read from it so far (a write it never answered: none after it). */
   heard: number
+  /** It answered `initialize`: its launch succeeded. */
+  initialized: boolean
 }
 
 export interface ProcessKeeper {
@@ -108,6 +110,12 @@ export interface ProcessOptions {
   readonly unread: (
     state: LiveProcess,
   ) => Effect.Effect<Effect.Effect<void, never, Broker> | undefined, never, Broker>
+  /** The conversation's next try should the CLI refuse a launch's (session/conversation.ts). */
+  readonly fallback: {
+    readonly pending: () => boolean
+    readonly refused: (stderr: string) => Effect.Effect<boolean, never, Broker>
+    readonly launched: () => void
+  }
 }
 
 /** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
@@ -185,6 +193,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       yield* state.channel.failAll(error)
       if (proc !== state) return
       proc = undefined
+      // A launch the CLI refused, with a next try to come: that launch goes on, this exit is no news.
+      if (!state.initialized && options.fallback.pending()) return
       const run = runs.current()
       // A prompt the process died without reading: the owner writes it to a new one instead
       // (decided first, so its input is held back from this process's unknown reports).
@@ -248,7 +258,16 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
           )
         : Effect.fail(new ProcessExited({ code: null, signal: null, stderr: transport?.stderrTail() ?? "" }))
     const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
-    const state: LiveProcess = { scope, channel, send, exited: false, stopping: false, silenceMs, heard: 0 }
+    const state: LiveProcess = {
+      scope,
+      channel,
+      send,
+      exited: false,
+      stopping: false,
+      silenceMs,
+      heard: 0,
+      initialized: false,
+    }
     const route = options.route(channel)
     const silence = watchSilence(options, silenceMs, (why) => abort(state, why))
     const onFrame = (frame: Frame) => {
@@ -310,14 +329,27 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
         Effect.tapError(() => stopProcess(state)),
         Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
       )
+    state.initialized = true
     if (answer !== undefined && options.initialized) yield* options.initialized(answer)
     return state
   })
 
+  /** Launch; should the CLI refuse the conversation and a next try exist, launch that. */
+  const launchTrying: Effect.Effect<LiveProcess, SessionError, Broker> = Effect.suspend(() =>
+    launch().pipe(
+      Effect.tap(() => Effect.sync(options.fallback.launched)),
+      Effect.catchTag("ProcessExited", (exited) =>
+        Effect.flatMap(options.fallback.refused(exited.stderr), (again) =>
+          again ? launchTrying : Effect.fail(exited),
+        ),
+      ),
+    ),
+  )
+
   const ensure = Effect.suspend(() =>
     proc && !proc.exited
       ? Effect.succeed({ proc, fresh: false })
-      : launch().pipe(Effect.map((launched) => ({ proc: launched, fresh: true }))),
+      : launchTrying.pipe(Effect.map((launched) => ({ proc: launched, fresh: true }))),
   )
 
   return {
