@@ -40,22 +40,17 @@ export const PERMISSION_MODE: Readonly<Record<ApprovalMode, string>> = {
 export const permissionModeFor = (approval: ApprovalMode | undefined): string =>
   PERMISSION_MODE[approval ?? "supervised"]
 
-/**
- * The CLI's mode for a session: `plan` while plan mode is on (it changes
- * nothing at all, whoever approves), else its approval mode's.
- */
+/** The CLI's mode: `plan` while plan mode is on (it changes nothing, whoever approves), else the approval's. */
 export const cliModeFor = (opts: SessionOptions): string =>
   opts.plan === true ? "plan" : permissionModeFor(opts.approval)
 
 /**
- * The user's own `permissions.defaultMode` (their Claude settings) as the
- * defaults the agent declares: a front end shows the declared default and
- * sends it, so the session runs exactly the mode it shows. `dontAsk` and
- * unknown values keep Supervised.
+ * The user's `permissions.defaultMode` as the declared defaults: a front end shows and sends
+ * them, so the session runs the mode it shows. `dontAsk` and unknown values keep Supervised.
  */
 export const settingsDefaults = (
   settings: PermissionSettings | undefined,
-): { readonly approval: ApprovalMode; readonly plan: boolean } => {
+): { approval: ApprovalMode; plan: boolean } => {
   const mode = (settings?.permissions as { defaultMode?: unknown } | undefined)?.defaultMode
   if (mode === "plan") return { approval: "supervised", plan: true }
   const approval = APPROVAL_MODES.find((m) => PERMISSION_MODE[m] === mode)
