@@ -104,7 +104,7 @@ describe("a hostile plugin in its process", () => {
     ])
       expect(refused, what).toContain(what)
     // The lockdown's WebSocket is its refusal, held for good; building Node's own (undici) was never
-    // needed for that (on Node 24 the lockdown used to load undici: 31–104 ms of every plugin start).
+    // needed for that (on Node 24 the lockdown used to load undici into every plugin start).
     const lockdown = host.logger.entries.find((e) => e.source === "plugin" && e.message === "lockdown")
     expect(lockdown?.data).toEqual({
       undiciLoaded: false,
