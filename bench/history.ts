@@ -9,7 +9,7 @@
  * (bench/history-sdk-worker.ts, the SDK as its package) are bundled with
  * esbuild first. Our call runs as the plugin runs it: its services in one
  * context made beforehand, Effect's runtime used once before (as activation
- * does); none of the history code has run. Figures (bench/sample.ts): wall
+ * does); none of the history code has run. Figures (bench/measure.ts): wall
  * time (CPU time shown too: the machine may be shared); the peak RSS during
  * the call less the RSS before it (what the call itself needs); the
  * whole-process peak RSS, start-up and each side's loaded code included,
@@ -20,7 +20,7 @@
  *   (one open each for both ends) and the cache is written after the answer;
  * - warm: a fresh process whose storage holds the cache the cold run wrote,
  *   as on a host that lists again: folders listed, files stat'ed, nothing read.
- * Both read files directly (bench/node-fs.ts), and again through the host's
+ * Both read files directly (testkit/node-fs.ts), and again through the host's
  * own broker (host/broker/fs-broker: grant checks, the event loop kept turning),
  * the plugin's real path. `floor-list` makes only the file-system calls of a
  * cold list (no plugin code): the bound on any cold list's speed here.
@@ -36,7 +36,9 @@
  * every reader close together in time, so a machine that is slower for a
  * while slows both sides alike).
  *
- *   npm run bench -- history
+ *   npm run bench -- history     (HISTORY_RUNS rounds, 9 by default)
+ *
+ * Returns its figures (bench/ab.ts).
  */
 import { spawnSync } from "node:child_process"
 import { rmSync } from "node:fs"
@@ -46,7 +48,7 @@ import { homeOver, type Round, worker } from "./isolation.ts"
 import type { Sample } from "./measure.ts"
 import { bundleWorker, type Figures, median, repoRoot, workDirOf } from "./workers.ts"
 
-const RUNS = 9
+const RUNS = Number(process.env.HISTORY_RUNS ?? 9)
 const workDir = workDirOf("history-bench")
 const storageFile = join(workDir, "storage.json")
 
