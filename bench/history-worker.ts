@@ -7,7 +7,7 @@
  *
  *   node history-worker.mjs <mode>    (BENCH_CORPUS and BENCH_STORAGE in the environment)
  *
- * Prints one JSON line: a `Sample` (bench/sample.ts).
+ * Prints one JSON line: a `Sample` (bench/measure.ts).
  */
 import { Context, Effect } from "effect"
 import { makeFsBroker } from "../host/broker/fs-broker.ts"

@@ -13,7 +13,7 @@
  *   read: it is short and spreads most); each call is its process's first,
  *   so both modes run the history code cold. A HOME's `.claude` links to
  *   the corpus (the grant covers its real place).
- * - large (bench/scale-corpus.ts: 10,000 sessions in folders of 1,000):
+ * - large (bench/corpus.ts: 10,000 sessions in folders of 1,000):
  *   the list, as above; a folder past one `readEnds` slice of the byte
  *   lane is what the history corpus never meets.
  * - live: the recorded frames (≥ 50,000, testkit/recordings.ts) piped
@@ -36,7 +36,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { recordedLines, repetition } from "../testkit/recordings.ts"
 import { ensureCorpus } from "./corpus.ts"
-import { ensureListCorpus } from "./scale-corpus.ts"
+import { ensureListCorpus } from "./corpus.ts"
 import { type Figures, loadAverage, median, repoRoot, workDirOf } from "./workers.ts"
 
 const RUNS = Number(process.env.ISOLATION_RUNS ?? 7)

@@ -91,15 +91,8 @@ export const settleListCache = async (storage: JsonStorage, timeoutMs = 30_000):
  * The file-system calls of a cold list and nothing else: list the project
  * folders, then per `<id>.jsonl` open, fstat, read both ends into one
  * buffer, close. No decoding, no parsing, no Effect. Returns the files read.
- * `onEnds`, when given, is handed each file's two ends and its size (the
- * floor's pieces: bench/scale-worker.ts).
  */
-export const rawEndsFloor = (
-  configDir: string,
-  headBytes: number,
-  tailBytes: number,
-  onEnds?: (head: Uint8Array, tail: Uint8Array, size: number) => void,
-): number => {
+export const rawEndsFloor = (configDir: string, headBytes: number, tailBytes: number): number => {
   const root = `${configDir}/projects`
   const buffer = new Uint8Array(headBytes + tailBytes)
   let files = 0
@@ -111,12 +104,9 @@ export const rawEndsFloor = (
       const fd = openSync(`${dir}/${entry.name}`, constants.O_RDONLY | constants.O_NONBLOCK)
       try {
         const size = fstatSync(fd).size
-        const head = readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
-        const tail =
-          size > headBytes
-            ? readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
-            : 0
-        onEnds?.(buffer.subarray(0, head), buffer.subarray(headBytes, headBytes + tail), size)
+        readSync(fd, buffer, 0, Math.min(headBytes, size), 0)
+        if (size > headBytes)
+          readSync(fd, buffer, headBytes, Math.min(tailBytes, size), Math.max(0, size - tailBytes))
       } finally {
         closeSync(fd)
       }

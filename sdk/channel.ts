@@ -94,7 +94,7 @@ export const makePeer = (port: Port, { partBytes = PART_BYTES }: PeerOptions = {
     flush,
     closed: () => closedWith !== null,
   }
-  const server = { served, send, sendBytes: port.sendBytes }
+  const server = { served, send, sendBytes: port.sendBytes, lendBytes: port.lendBytes }
   const reader = {
     reading,
     send,

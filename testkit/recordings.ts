@@ -38,14 +38,17 @@ export const recordingNames = (root = "."): string[] =>
     .filter((d) => existsSync(join(root, "testdata", d, "stdout.jsonl")))
     .sort()
 
-/** Every scenario's recorded stdout lines in name order, each scenario's ids made its own (they share the scripted model's). */
-export const recordedLines = (root = "."): string[] => {
-  const lines = recordingNames(root).flatMap((d, k) =>
+/** Each scenario's recorded stdout lines, in name order, its ids made its own (the scenarios share the scripted model's). */
+export const scenarioLines = (root = "."): string[][] => {
+  const scenarios = recordingNames(root).map((d, k) =>
     linesOf(join(root, "testdata", d, "stdout.jsonl")).map((l) => l.replace(IDS, `$1_s${k}`)),
   )
-  if (lines.length === 0) throw new Error(`no recordings under ${root}/testdata/*/stdout.jsonl`)
-  return lines
+  if (scenarios.length === 0) throw new Error(`no recordings under ${root}/testdata/*/stdout.jsonl`)
+  return scenarios
 }
+
+/** Every scenario's lines (scenarioLines), one after another. */
+export const recordedLines = (root = "."): string[] => scenarioLines(root).flat()
 
 /** Repetition `rep` of the recorded lines: their ids made new. */
 export const repetition = (base: ReadonlyArray<string>, rep: number): string[] =>

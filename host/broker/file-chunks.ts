@@ -6,6 +6,8 @@
  * Rules it keeps:
  * - every chunk is a fresh buffer the consumer owns (a chunk may be held or
  *   handed on), unless the consumer asked for chunks lent (`StreamOptions.lend`:
+ *   the plugin process's serving side does, and copies each chunk into the
+ *   buffers it lends the byte lane, plugin-process/slice-pool.ts;
  *   done with each before it pulls the next): then one buffer is read into
  *   again and again, and a long read costs no fresh memory per chunk (no page
  *   faults, no external memory for the collector to chase); that buffer goes

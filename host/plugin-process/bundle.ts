@@ -70,9 +70,9 @@ interface Stamp {
 
 /**
  * esbuild's version from its package.json: a fresh bundle is the usual case,
- * and loading esbuild itself (~10 ms) only to read its version would put that
- * on every host's way to its plugin process's spawn; `build` is imported when
- * a bundle is stale.
+ * and loading esbuild only to read its version would put that load on every
+ * host's way to its plugin process's spawn; `build` is imported when a
+ * bundle is stale.
  */
 const esbuildVersion = (
   JSON.parse(readFileSyncOr(() => createRequire(import.meta.url).resolve("esbuild/package.json"))) as {
@@ -153,7 +153,7 @@ writeFileSync(temp, Buffer.concat([createHash("sha256").update(code).digest(), d
 renameSync(temp, out)
 `
 
-/** How long making the cache may take before it is given up (a Node start and one compile: ~0.2 s). */
+/** How long making the cache may take (a Node start and one compile) before it is given up. */
 const MAKE_TIMEOUT_MS = 20_000
 
 /** No cache, or one older than the bundle (made for another front end's flags before a rebuild). */

@@ -1,6 +1,6 @@
 /** The plugin process's command line: heap-size flags pass, nothing that widens the permission model does. */
 import { describe, expect, it } from "vitest"
-import { CODE_FLAGS, childArgs, heapFlags, permissionFlag } from "./child-flags.ts"
+import { CODE_FLAGS, childArgs, heapFlags, PROCESS_FLAGS, permissionFlag } from "./child-flags.ts"
 
 describe("childArgs", () => {
   it("takes heap-size flags and refuses every other flag a front end passes", () => {
@@ -54,6 +54,7 @@ describe("childArgs", () => {
       "--allow-fs-read=/b.js",
       `--allow-fs-read=${cache}`,
       ...CODE_FLAGS,
+      ...PROCESS_FLAGS,
       "--no-warnings",
       "/e.mjs",
       "/b.js",

@@ -36,6 +36,13 @@ export const CODE_FLAGS: ReadonlyArray<string> = [
   "--experimental-vm-modules",
 ]
 
+/**
+ * Node's own flags for every plugin process: one thread for V8's background
+ * work (Node's default is four), so its compiler and collector helpers do
+ * not compete with both processes' main threads on a small machine.
+ */
+export const PROCESS_FLAGS: ReadonlyArray<string> = ["--v8-pool-size=1"]
+
 const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
 
 /** The heap flags a plugin process starts with: the front end's, in its order; every other flag dropped. */
@@ -53,6 +60,7 @@ export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<
     `--allow-fs-read=${bundle}`,
     `--allow-fs-read=${cache}`,
     ...CODE_FLAGS,
+    ...PROCESS_FLAGS,
     "--no-warnings",
     entry,
     bundle,

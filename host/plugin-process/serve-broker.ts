@@ -21,6 +21,7 @@ import { inFolder, matchingEntries } from "../../sdk/file-ends.ts"
 import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker/broker.ts"
 import { LIST_ENDS_MAX_ENTRIES } from "../broker/fs-broker.ts"
+import { makeSlicePool, type SlicePool } from "./slice-pool.ts"
 
 const Path = z.object({ path: z.string() })
 const Handle = z.object({ handle: z.number().int() })
@@ -59,10 +60,14 @@ const endsSlice = (headBytes: number, tailBytes: number): number =>
  * file): a slice of files read by the broker, its records written into one
  * buffer (the broker lends its bytes for one visit, so each end is copied
  * once, here), handed to the lane uncopied, the next slice read once the
- * plugin has credit for it. `indexOf`: the index each path's record carries.
+ * plugin has credit for it. The buffer is the pool's (slice-pool.ts), taken
+ * when the slice's first file is read (not while the slice waits its turn
+ * behind other folders' reads) and given back once the lane has written it.
+ * `indexOf`: the index each path's record carries.
  */
 const emitEnds = async (
   api: PluginApi,
+  pool: SlicePool,
   paths: ReadonlyArray<string>,
   headBytes: number,
   tailBytes: number,
@@ -75,20 +80,56 @@ const emitEnds = async (
   const recordBytes = endsRecordBytes(headBytes, tailBytes)
   for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
     const count = Math.min(slice, paths.length - from)
-    const bytes = new Uint8Array(count * recordBytes)
+    const want = count * recordBytes
+    // Read no further ahead of the lane than the pool allows (slice-pool.ts).
+    if (!(await pool.room(want, sink.signal))) return
+    let bytes: Uint8Array | undefined
     let at = 0
-    await run(
-      readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
-        at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
-      }),
-    )
-    await sink.emit([bytes.subarray(0, at)])
+    try {
+      await run(
+        readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
+          bytes ??= pool.take(want)
+          at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
+        }),
+      )
+    } catch (error) {
+      if (bytes === undefined) pool.settle(want)
+      else pool.give(bytes, want)
+      throw error
+    }
+    if (bytes === undefined) {
+      pool.settle(want)
+      continue
+    }
+    await handOver(pool, sink, bytes, want, at)
   }
 }
 
+/**
+ * The first `length` bytes of `buffer` (a pool's, `reserved` bytes of its
+ * read-ahead) to the plugin: lent to a lane that says when it has written
+ * them, which gives the buffer back; else sent, and the buffer not used
+ * again (a port in memory may keep it).
+ */
+const handOver = (
+  pool: SlicePool,
+  sink: StreamSink,
+  buffer: Uint8Array,
+  reserved: number,
+  length: number,
+): Promise<void> => {
+  if (sink.lend) return sink.lend(buffer.subarray(0, length), () => pool.give(buffer, reserved))
+  pool.settle(reserved)
+  return sink.emit([buffer.subarray(0, length)])
+}
+
 /** A `readEnds` call as a byte stream, each record under its path's index in the call. */
-const serveEnds = (api: PluginApi, { paths, headBytes, tailBytes }: z.infer<typeof Ends>, sink: StreamSink) =>
-  emitEnds(api, paths, headBytes, tailBytes, sink, (at) => at)
+const serveEnds = (
+  api: PluginApi,
+  pool: SlicePool,
+  { paths, headBytes, tailBytes }: z.infer<typeof Ends>,
+  sink: StreamSink,
+) => emitEnds(api, pool, paths, headBytes, tailBytes, sink, (at) => at)
 
 const ListEnds = z.object({
   path: z.string(),
@@ -110,12 +151,15 @@ const ListEnds = z.object({
  * and reads its files by itself, as for a folder the broker refuses).
  *
  * Why not the broker's `listEnds`: it visits a folder's files in one go, so
- * their records would be held here until the call ended; a large folder had
- * to be asked for sizes only and read again, an lstat and a round trip more
- * a file (50,000 sessions in 1,000-file folders: the isolated cold list
- * twice the in-process one).
+ * their records would be held here until the call ended, and a large folder
+ * would have to be asked for sizes only and every file read again.
  */
-const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
+const serveListEnds = async (
+  api: PluginApi,
+  pool: SlicePool,
+  args: z.infer<typeof ListEnds>,
+  sink: StreamSink,
+) => {
   const entries = await run(api.fs.list(args.path))
   // No listing record: the folder was refused or is missing (null to the plugin).
   if (entries === null || entries.length > LIST_ENDS_MAX_ENTRIES || sink.signal.aborted) return
@@ -124,6 +168,7 @@ const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sin
   await sink.emit([listingRecord(entries, withEnds)])
   await emitEnds(
     api,
+    pool,
     indexes.map((i) => inFolder(args.path, (entries[i] as DirEntry).name)),
     withEnds ? args.headBytes : 0,
     withEnds ? args.tailBytes : 0,
@@ -150,38 +195,46 @@ const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     throw failure._tag === "Some" ? failure.value : new Error(Cause.pretty(exit.cause))
   })
 
-/** Pump a byte stream to the plugin, chunk by chunk, while it grants credit; stop when it closes. */
-const pump = (stream: Stream.Stream<Uint8Array>, sink: StreamSink): Promise<void> =>
+/**
+ * Pump a byte stream to the plugin, chunk by chunk, while it grants credit;
+ * stop when it closes. `send` hands one chunk over (by default as it is).
+ */
+const pump = (
+  stream: Stream.Stream<Uint8Array>,
+  sink: StreamSink,
+  send: (chunk: Uint8Array) => Promise<void> = (chunk) => sink.emit([chunk]),
+): Promise<void> =>
   Effect.runPromise(
-    Stream.runForEach(stream, (chunk) => Effect.promise(() => sink.emit([chunk]))),
+    Stream.runForEach(stream, (chunk) => Effect.promise(() => send(chunk))),
     { signal: sink.signal },
   ).catch(() => undefined)
+
+/**
+ * A stream of lent chunks (each read into the same buffer again) to the
+ * plugin: each copied into a pool buffer, no further ahead of the lane
+ * than the pool allows, rather than a fresh buffer a chunk.
+ */
+const pumpCopied = (stream: Stream.Stream<Uint8Array>, pool: SlicePool, sink: StreamSink): Promise<void> =>
+  pump(stream, sink, async (chunk) => {
+    const bytes = chunk.byteLength
+    if (!(await pool.room(bytes, sink.signal))) return
+    const copy = pool.take(bytes)
+    copy.set(chunk)
+    await handOver(pool, sink, copy, bytes, bytes)
+  })
 
 export interface ServedBroker {
   /** End every process the plugin started (its scopes closed), and wait. */
   readonly releaseAll: () => Promise<void>
 }
 
-export const serveBroker = (
-  peer: Peer,
-  broker: HostBroker,
-  logBad: (op: string, error: unknown) => void,
-): ServedBroker => {
-  const api = broker.api
+/** Registers a request handler whose BadArguments are logged once, then answered as the error. */
+type Answerer = (op: string, answer: (args: unknown) => unknown) => void
+
+/** `process.*`: each spawned process held in a scope of its own; `release` ends one, the result ends all. */
+const serveProcesses = (peer: Peer, api: PluginApi, handle: Answerer): (() => Promise<void>) => {
   const processes = new Map<number, { readonly scope: Scope.Closeable; readonly handle: ProcessHandle }>()
-  const fileStreams = new Map<number, Stream.Stream<Uint8Array>>()
   let nextId = 0
-
-  const handle = (op: string, answer: (args: unknown) => unknown) =>
-    peer.handle(op, (args) => {
-      try {
-        return answer(args)
-      } catch (error) {
-        if (error instanceof BadArguments) logBad(op, error)
-        throw error
-      }
-    })
-
   const processOf = (args: unknown, op: string) => {
     const { handle: id } = parse(Handle, op, args)
     const found = processes.get(id)
@@ -194,14 +247,12 @@ export const serveBroker = (
       }
     return found
   }
-
   const release = async (id: number) => {
     const found = processes.get(id)
     if (!found) return
     processes.delete(id)
     await Effect.runPromise(Scope.close(found.scope, Exit.void))
   }
-
   handle("process.spawn", async (args) => {
     const { command, args: argv, options } = parse(SpawnArgs, "process.spawn", args)
     const scope = await Effect.runPromise(Scope.make())
@@ -226,12 +277,17 @@ export const serveBroker = (
     const { signal } = z.object({ signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT"]).optional() }).parse(args)
     return run(processOf(args, "process.kill").handle.kill(signal))
   })
-  peer.serve("process.stdout", (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink), {
-    bytes: true,
-  })
-  peer.serve("process.stderr", (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink), {
-    bytes: true,
-  })
+  const bytes = { bytes: true }
+  peer.serve(
+    "process.stdout",
+    (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink),
+    bytes,
+  )
+  peer.serve(
+    "process.stderr",
+    (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink),
+    bytes,
+  )
   handle("process.run", (args) => {
     const { command, args: argv, options } = parse(RunArgs, "process.run", args)
     return run(api.process.run(command, argv, options))
@@ -239,7 +295,15 @@ export const serveBroker = (
   handle("process.which", (args) =>
     run(api.process.which(parse(z.object({ command: z.string() }), "process.which", args).command)),
   )
+  return () => Promise.all([...processes.keys()].map(release)).then(() => undefined)
+}
 
+/** `fs.*`: reads answered, byte streams on the lane through one slice pool; the result forgets the open streams. */
+const serveFiles = (peer: Peer, api: PluginApi, handle: Answerer): (() => void) => {
+  const fileStreams = new Map<number, Stream.Stream<Uint8Array>>()
+  /** The buffers file bytes cross in, and how far reads run ahead of the lane (slice-pool.ts). */
+  const slices = makeSlicePool()
+  let nextToken = 0
   handle("fs.read", (args) => run(api.fs.read(parse(Path, "fs.read", args).path)))
   handle("fs.readRange", (args) => {
     const { path, start, end } = parse(
@@ -258,12 +322,14 @@ export const serveBroker = (
       "fs.streamOpen",
       args,
     )
-    const stream = await run(api.fs.stream(path, start))
+    // Lent: one buffer read into again and again; each chunk is copied into the pool's buffers to cross (pumpCopied).
+    const stream = await run(api.fs.stream(path, start, { lend: true }))
     if (stream === null) return null
-    const token = ++nextId
+    const token = ++nextToken
     fileStreams.set(token, stream)
     return token
   })
+  const bytes = { bytes: true }
   peer.serve(
     "fs.stream",
     (args, sink) => {
@@ -271,20 +337,27 @@ export const serveBroker = (
       const stream = fileStreams.get(token)
       fileStreams.delete(token)
       if (!stream) throw new BadArguments(`fs.stream: no open stream ${token}`)
-      return pump(stream, sink)
+      return pumpCopied(stream, slices, sink)
     },
-    { bytes: true },
+    bytes,
   )
-  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink), {
-    bytes: true,
-  })
-  peer.serve("fs.listEnds", (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink), {
-    bytes: true,
-  })
+  peer.serve(
+    "fs.readEnds",
+    (args, sink) => serveEnds(api, slices, parse(Ends, "fs.readEnds", args), sink),
+    bytes,
+  )
+  peer.serve(
+    "fs.listEnds",
+    (args, sink) => serveListEnds(api, slices, parse(ListEnds, "fs.listEnds", args), sink),
+    bytes,
+  )
+  return () => fileStreams.clear()
+}
 
+/** `env.*`, `storage.*` and `host.callTool`: each answered by the broker as it is. */
+const serveRest = (api: PluginApi, handle: Answerer): void => {
   handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))
   handle("env.all", () => run(api.env.all))
-
   const Key = z.object({ key: z.string() })
   handle("storage.get", (args) => run(api.storage.get(parse(Key, "storage.get", args).key)))
   handle("storage.set", (args) => {
@@ -293,7 +366,6 @@ export const serveBroker = (
   })
   handle("storage.delete", (args) => run(api.storage.delete(parse(Key, "storage.delete", args).key)))
   handle("storage.keys", () => run(api.storage.keys))
-
   handle("host.callTool", (args) => {
     const { sessionId, name, input } = parse(
       z.object({ sessionId: z.string(), name: z.string(), input: z.unknown() }),
@@ -302,25 +374,42 @@ export const serveBroker = (
     )
     return run(api.host.callTool(sessionId, name, input))
   })
+}
 
+const LogNote = z.object({
+  level: z.enum(["debug", "info", "warn", "error"]),
+  message: z.string(),
+  // Optional: the child's own notes (a dropped message) carry none.
+  data: z.unknown().optional(),
+})
+
+export const serveBroker = (
+  peer: Peer,
+  broker: HostBroker,
+  logBad: (op: string, error: unknown) => void,
+): ServedBroker => {
+  const handle: Answerer = (op, answer) =>
+    peer.handle(op, (args) => {
+      try {
+        return answer(args)
+      } catch (error) {
+        if (error instanceof BadArguments) logBad(op, error)
+        throw error
+      }
+    })
+  const releaseProcesses = serveProcesses(peer, broker.api, handle)
+  const forgetStreams = serveFiles(peer, broker.api, handle)
+  serveRest(broker.api, handle)
   peer.onNote("log", (args) => {
-    const parsed = z
-      .object({
-        level: z.enum(["debug", "info", "warn", "error"]),
-        message: z.string(),
-        // Optional: the child's own notes (a dropped message) carry none.
-        data: z.unknown().optional(),
-      })
-      .safeParse(args)
+    const parsed = LogNote.safeParse(args)
     if (!parsed.success) return logBad("log", new BadArguments(z.prettifyError(parsed.error)))
     const { level, message, data } = parsed.data
     broker.logger.log({ source: "plugin", level, message, ...(data !== undefined && { data }) })
   })
-
   return {
     releaseAll: async () => {
-      fileStreams.clear()
-      await Promise.all([...processes.keys()].map(release))
+      forgetStreams()
+      await releaseProcesses()
     },
   }
 }

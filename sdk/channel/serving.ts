@@ -37,6 +37,8 @@ export interface Server {
   readonly send: (message: Message) => void
   /** Its byte lane, for a stream served with `{ bytes: true }`. */
   readonly sendBytes: Port["sendBytes"]
+  /** Its byte lane that says when a chunk is written, for `StreamSink.lend`. */
+  readonly lendBytes: Port["lendBytes"]
 }
 
 /** Run `handler` (undefined: no such stream) for stream `sid`, then send its end unless it was closed. */
@@ -57,6 +59,12 @@ export const startServing = (
   served.set(sid, state)
   const lane = bytes ? server.sendBytes : undefined
   let laneBytes = 0
+  const spend = async (weight: number) => {
+    state.credit -= weight
+    while (state.credit <= 0 && !state.abort.signal.aborted)
+      await new Promise<void>((resolve) => (state.wake = resolve))
+  }
+  const lendBytes = lane && server.lendBytes
   const sink: StreamSink = {
     signal: state.abort.signal,
     emit: async (items, weight = weightOf(items)) => {
@@ -70,10 +78,16 @@ export const startServing = (
           laneBytes += item.byteLength
         }
       } else send({ t: "items", sid, items: [...items], weight })
-      state.credit -= weight
-      while (state.credit <= 0 && !state.abort.signal.aborted)
-        await new Promise<void>((resolve) => (state.wake = resolve))
+      await spend(weight)
     },
+    ...(lendBytes && {
+      lend: async (bytes: Uint8Array, release: () => void) => {
+        if (state.abort.signal.aborted || bytes.byteLength === 0) return release()
+        lendBytes(sid, bytes, release)
+        laneBytes += bytes.byteLength
+        await spend(bytes.byteLength)
+      },
+    }),
   }
   Promise.resolve()
     .then(() => handler(args, sink))

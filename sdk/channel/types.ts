@@ -47,6 +47,12 @@ export interface Port {
   /** The producer's byte lane: write one chunk of stream `sid` (in order with the lane's other chunks). */
   readonly sendBytes?: (sid: number, chunk: Uint8Array) => void
   /**
+   * As `sendBytes`, and call `written` once the chunk's bytes are out of it
+   * (written, or dropped with a lane that is gone), so its buffer may be
+   * filled again: a lane that can say so (StreamSink.lend).
+   */
+  readonly lendBytes?: (sid: number, chunk: Uint8Array, written: () => void) => void
+  /**
    * The reader's byte lane: hear each piece of each stream's bytes, in the
    * order sent; `receive` says whether the piece is lent (given back through
    * `releaseBytes`), kept, or dropped.
@@ -95,6 +101,13 @@ export const CREDIT_STEP = STREAM_WINDOW / 4
 export interface StreamSink {
   /** Send items; resolves once credit allows more. `weight` defaults to the bytes of byte items, else 1 each. */
   readonly emit: (items: ReadonlyArray<unknown>, weight?: number) => Promise<void>
+  /**
+   * A byte stream on a lane that says when it has written (Port.lendBytes)
+   * only: send `bytes` that stay the producer's, `release` called once the
+   * lane is done with them (their buffer may then be filled again; at once
+   * for a stream already closed); resolves as `emit` does.
+   */
+  readonly lend?: (bytes: Uint8Array, release: () => void) => Promise<void>
   /** Aborted when the consumer closes the stream or the channel closes. */
   readonly signal: AbortSignal
 }

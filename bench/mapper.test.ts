@@ -1,11 +1,11 @@
 /**
- * The interleaved benchmarks' orders: every permutation, and for a stream of
+ * The mapper bench's orders: every permutation, and for a stream of
  * repetitions cut into the same chunks each time, every chunk position
- * meeting every order (scale-mapper's turn-10k ratio was 0.1x high when its
- * first chunk always ran decode + map first).
+ * meeting every order (else one side always runs first on the same chunk
+ * and the ratio leans).
  */
 import { describe, expect, it } from "vitest"
-import { permutations, repetitionOrder } from "./orders.ts"
+import { permutations, repetitionOrder } from "./mapper.ts"
 
 describe("bench orders", () => {
   it("lists every order of the sides once", () => {
