@@ -4,7 +4,6 @@
  * where there is no /proc; a process that vanishes mid-read is skipped.
  */
 import { readdirSync, readFileSync } from "node:fs"
-import { readdir, readFile } from "node:fs/promises"
 
 export interface ProcEntry {
   readonly pid: number
@@ -28,21 +27,32 @@ export const startOf = (pid: number): number => {
   }
 }
 
-/** Every process in /proc (empty where there is none); read off the event loop. */
+/** How many stat files procTable reads between two turns of the event loop. */
+const STATS_PER_TURN = 64
+
+/**
+ * Every process in /proc (empty where there is none). Each stat file is read
+ * at once (a stat read never waits on its process, unlike an environment
+ * read), a few dozen per turn of the event loop: far less CPU than a promise
+ * per file (open, fstat, read, close each a trip to the thread pool), and
+ * the loop is never held long. Every child's end runs several sweeps.
+ */
 export const procTable = async (): Promise<ProcEntry[]> => {
   let names: string[]
   try {
-    names = (await readdir("/proc")).filter((name) => /^\d+$/.test(name))
+    names = readdirSync("/proc").filter((name) => /^\d+$/.test(name))
   } catch {
     return []
   }
-  const stats = await Promise.all(
-    names.map((name) => readFile(`/proc/${name}/stat`, "utf8").catch(() => undefined)),
-  )
   const out: ProcEntry[] = []
-  names.forEach((name, i) => {
-    const stat = stats[i]
-    if (stat === undefined) return
+  for (const [i, name] of names.entries()) {
+    if (i > 0 && i % STATS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8")
+    } catch {
+      continue
+    }
     const fields = statFields(stat)
     out.push({
       pid: Number(name),
@@ -50,7 +60,7 @@ export const procTable = async (): Promise<ProcEntry[]> => {
       state: fields[0] ?? "",
       startedAt: Number(fields[STARTTIME]) || 0,
     })
-  })
+  }
   return out
 }
 
