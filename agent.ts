@@ -145,7 +145,7 @@ const launchFor =
       return {
         args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed, support),
         env,
-        appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
+        appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, open.instructions),
       }
     })
 

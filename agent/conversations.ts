@@ -19,7 +19,7 @@ import { RewindImpossible, type SessionError, SessionNotFound } from "../errors.
 import * as history from "../history.ts"
 import { optionsRecord, parseOptions } from "../options.ts"
 import { type Broker, Fs } from "../sdk/plugin-api.ts"
-import type { AgentProvider } from "../sdk/protocol.ts"
+import type { AgentProvider, PluginTool } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import type { Account } from "../instances.ts"
 import { type Recovery, refusedConversation } from "../session.ts"
@@ -45,6 +45,24 @@ export const recoveryFor =
   (acct: Account, hostId: string, cwd: string) =>
   (guess: StartMode): Effect.Effect<Recovery, never, Broker> =>
     restartOf(acct, hostId, cwd, guess.cliId, true)
+
+/**
+ * The tools and instructions a resume gives an open session, when they differ
+ * from what it runs with (a value the call leaves out is kept); undefined when
+ * nothing changes.
+ */
+const reconfigured = (
+  open: OpenSession,
+  params: {
+    readonly tools?: ReadonlyArray<PluginTool> | undefined
+    readonly instructions?: string | undefined
+  },
+): { tools: ReadonlyArray<PluginTool>; instructions: string | undefined } | undefined => {
+  const tools = params.tools ?? open.tools
+  const instructions = params.instructions ?? open.instructions
+  const same = JSON.stringify(tools) === JSON.stringify(open.tools) && instructions === open.instructions
+  return same ? undefined : { tools, instructions }
+}
 
 type ConversationMethods = Pick<
   AgentProvider,
@@ -149,16 +167,32 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         call(
           Effect.fn("agent.resumeSession")(function* () {
             const hostId = params.sessionId
-            // Already open and alive: keep its process (and any turn it is running).
+            // Already open and alive: keep its process (and any turn it is running)...
             const existing = sessions.get(hostId)
-            if (existing?.live.isRunning()) return opened(hostId, existing)
+            if (existing?.live.isRunning()) {
+              const changed = reconfigured(existing, params)
+              if (changed === undefined) return opened(hostId, existing)
+              // ...unless the host gives it other tools or instructions: they reach a launch.
+              // A turn in flight keeps its process: they apply from its next start, and it says so.
+              if (existing.live.runId() !== undefined) {
+                existing.tools = changed.tools
+                existing.instructions = changed.instructions
+                existing.live.setTools(changed.tools)
+                yield* existing.live.emitNotice(
+                  "warning",
+                  "A turn is running: the tools and instructions this resume gave apply from Claude Code's next start for this chat",
+                )
+                return opened(hostId, existing)
+              }
+            }
             const cliId = yield* state.cliIdFor(hostId)
+            // What the host leaves out of the call, an open session keeps.
             const base = {
               hostId,
               cwd: params.cwd,
-              tools: params.tools,
-              instructions: params.instructions,
-              options: parseOptions(params.options),
+              tools: params.tools ?? existing?.tools,
+              instructions: params.instructions ?? existing?.instructions,
+              options: params.options ? parseOptions(params.options) : (existing?.options ?? {}),
             }
             // The transcript decides (agent/restart.ts); a start the CLI refuses moves to the next try.
             const openAs = (recovery: Recovery): Effect.Effect<OpenSession, SessionError, Broker> =>
