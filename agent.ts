@@ -12,6 +12,8 @@ import { type Context, Effect, Exit, Scope } from "effect"
 import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
 import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
+import { withDeletes } from "./agent/deleted.ts"
+import { withLaunches } from "./agent/launches.ts"
 import { runMethods } from "./agent/runs.ts"
 import {
   checkThinking,
@@ -24,14 +26,14 @@ import { type CliDetector, type CliSupport, type CliTable, makeCliDetector } fro
 import { childEnvFor, knobFlags, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { LaunchFailed, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
-import { appendSystemPrompt, launchArgs } from "./session/launch.ts"
+import { appendSystemPrompt, launchArgs, sessionLaunchFlags } from "./session/launch.ts"
 import { makeRecovery } from "./agent/recovery.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
 import { launchFlags, refusedBypassFlag, type SessionOptions, withinWorkflowSwitch } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
-import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
+import type { AgentEvent, AgentFailure, AgentHost, AgentProvider, SessionLaunch } from "./sdk/protocol.ts"
 import { type LiveSession, makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { reportUndelivered } from "./session/undelivered.ts"
 import { promptWithSkill } from "./skills.ts"
@@ -56,7 +58,7 @@ const decode = decodeLine
 /** The options and knobs as the CLI's command line. */
 const argsFor = (
   start: StartMode,
-  cwd: string,
+  params: OpenParams,
   options: SessionOptions,
   models: ReadonlyArray<ClaudeModel>,
   knobs: LaunchKnobs,
@@ -65,11 +67,11 @@ const argsFor = (
 ) =>
   launchArgs({
     start,
-    workspace: cwd,
+    workspace: params.cwd,
     cli,
-    optionFlags: launchFlags(options, models, allowBypass, cli),
+    optionFlags: [...launchFlags(options, models, allowBypass, cli), ...sessionLaunchFlags(params.launch)],
     knobFlags: knobFlags(knobs),
-    addDirs: knobs.addDirs,
+    addDirs: [...knobs.addDirs, ...(params.launch?.additionalDirectories ?? [])],
     extraArgs: knobs.extraArgs,
   })
 
@@ -143,9 +145,13 @@ const launchFor =
       )
       const options = withinWorkflowSwitch(open.options, workflowsOn)
       return {
-        args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed, support),
+        args: argsFor(start, params, options, models(), knobs, bypass.allowed, support),
         env,
-        appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, open.instructions),
+        appendSystemPrompt: appendSystemPrompt(
+          knobs.appendSystemPrompt,
+          params.launch?.appendSystemPrompt,
+          open.instructions,
+        ),
       }
     })
 
@@ -198,6 +204,7 @@ export const makeClaudeAgent = (
   const services = brokerContext(api)
   const agentScope = Scope.makeUnsafe()
   const sessions = new Map<string, OpenSession>()
+  const launches = new Map<string, SessionLaunch>()
   const cli = makeCliDetector(tuning.cliTable) // version and flags, learned once per binary
   const noticeCli = cliNoticeOnce(cli)
   const catalog = makeCatalog({
@@ -277,7 +284,7 @@ export const makeClaudeAgent = (
           tools: params.tools ?? [],
           instructions: params.instructions,
           start: params.start,
-          prepareLaunch: launchFor(acct, params, models, bypass, cli),
+          prepareLaunch: launchFor(acct, { ...params, launch: launches.get(hostId) }, models, bypass, cli),
           makeMapper: () =>
             makeMapper({
               sessionId: hostId,
@@ -364,7 +371,7 @@ export const makeClaudeAgent = (
   return {
     id: identity.id,
     ...accountMethods(ctx),
-    ...conversationMethods(ctx),
+    ...withLaunches(withDeletes(ctx, conversationMethods(ctx)), launches),
     ...runMethods(ctx),
     dispose: () =>
       Effect.gen(function* () {

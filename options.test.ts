@@ -188,12 +188,13 @@ describe("agentOptions", () => {
   const byId = (settings?: Record<string, unknown>) =>
     Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
 
-  it("declares model, effort, approval, thinking, fast mode and Agent Trace", () => {
+  it("declares model, effort, approval, plan mode, thinking, fast mode and Agent Trace", () => {
     const options = byId()
     expect(Object.keys(options)).toEqual([
       "model",
       "effort",
       "approval_mode",
+      "plan_mode",
       "thinking",
       "fast_mode",
       "agent_trace",
@@ -244,6 +245,50 @@ describe("agentOptions", () => {
     const effort = byId({ enableWorkflows: false }).effort
     expect(effort?.choices?.map((c) => c.value)).not.toContain("ultracode")
     expect(effort?.choicesByModel?.["claude-opus-5-5"]?.map((c) => c.value)).not.toContain("ultracode")
+  })
+})
+
+describe("plan mode and the user's default mode", () => {
+  const byId = (settings?: Record<string, unknown>) =>
+    Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
+
+  it("adopts permissions.defaultMode as the declared defaults; dontAsk and unknown values stay supervised", () => {
+    const defaults = (defaultMode: unknown) => {
+      const o = byId({ permissions: { defaultMode } })
+      return [o.approval_mode?.default, o.plan_mode?.default]
+    }
+    expect(defaults("acceptEdits")).toEqual(["accept_edits", false])
+    expect(defaults("auto")).toEqual(["auto", false])
+    expect(defaults("bypassPermissions")).toEqual(["full", false])
+    expect(defaults("plan")).toEqual(["supervised", true])
+    expect(defaults("dontAsk")).toEqual(["supervised", false])
+    expect(defaults(42)).toEqual(["supervised", false])
+    expect([byId().approval_mode?.default, byId().plan_mode?.default]).toEqual(["supervised", false])
+  })
+
+  it("launches in plan mode while planning, in the approval's mode otherwise", () => {
+    const mode = (record: Record<string, unknown>) => {
+      const flags = launchFlags(parseOptions(record), catalog)
+      return flags[flags.indexOf("--permission-mode") + 1]
+    }
+    expect(mode({ approval_mode: "accept_edits", plan_mode: true })).toBe("plan")
+    expect(mode({ approval_mode: "accept_edits", plan_mode: false })).toBe("acceptEdits")
+    expect(mode({ plan_mode: "true" })).toBe("plan")
+  })
+
+  it("switches live: plan on and off, and an approval change waits while planning", () => {
+    const planning = parseOptions({ approval_mode: "auto", plan_mode: true })
+    expect(liveRequests(OPTION_IDS.plan, true, planning)).toEqual([
+      { subtype: "set_permission_mode", mode: "plan" },
+    ])
+    const done = parseOptions({ approval_mode: "auto", plan_mode: false })
+    expect(liveRequests(OPTION_IDS.plan, false, done)).toEqual([
+      { subtype: "set_permission_mode", mode: "auto" },
+    ])
+    expect(liveRequests(OPTION_IDS.approval, "full", { ...planning, approval: "full" })).toEqual([])
+    expect(liveRequests(OPTION_IDS.approval, "full", { ...done, approval: "full" })).toEqual([
+      { subtype: "set_permission_mode", mode: "bypassPermissions" },
+    ])
   })
 })
 

@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "./bench/node-fs.ts"
+import { NodeFsLayer } from "./testkit/node-fs.ts"
 import { readSession } from "./history.ts"
 import type { AgentEvent, TaskInfo, ToolCall, TranscriptItem } from "./sdk/protocol.ts"
 

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync } from "node:fs"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "./bench/node-fs.ts"
+import { NodeFsLayer } from "./testkit/node-fs.ts"
 import { firstPromptRecord, promptRecords, readPrompts, readSession } from "./history.ts"
 import { recordsToItems } from "./records.ts"
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest"
 import { contentBlocks, localCommandUuids, recordText, type StoredRecord } from "./records.ts"
 import { isObject } from "./values.ts"
 
-/** The definitions before 2026-12-01 22:40: arrays filtered, mapped and joined. */
+/** The plain definitions: arrays filtered, mapped and joined. */
 const plainBlocks = (record: StoredRecord): ReadonlyArray<Record<string, unknown>> => {
   const message = record.message
   if (!isObject(message)) return []

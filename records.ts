@@ -225,8 +225,7 @@ const shareText = (output: unknown, text: string | undefined): void => {
  * `shareText` as a record is read (history/chain.ts), before it is kept: a user
  * record's `toolUseResult` fields that repeat its tool result's text become
  * that very string, so the parsed copy dies young instead of living in the
- * chain until the items are built (the records of the 1 GB session held
- * 125 MB before, ~30 MB of it such copies).
+ * chain until the items are built.
  */
 export const shareRecordOutput = (record: StoredRecord): void => {
   const structured = record.toolUseResult

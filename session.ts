@@ -74,7 +74,7 @@ export interface SessionTimeouts {
   readonly initializeMs: number
   /** Cancel's watchdog: the run ends Cancelled after this even if the CLI is silent (default 10 s). */
   readonly cancelMs: number
-  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers in ~20 ms). */
+  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers at once). */
   readonly interruptMs: number
   /** A fixed silence bound; unset, it comes from the CLI's `API_TIMEOUT_MS` (session/silence.ts). */
   readonly silenceMs?: number | undefined
@@ -144,7 +144,11 @@ export interface LiveSession {
   readonly prompt: (params: PromptParams) => Effect.Effect<PromptAccepted, SessionError, Broker>
   readonly cancel: Effect.Effect<void, never, Broker>
   readonly cancelTask: (taskId: string) => Effect.Effect<void, SessionError, Broker>
-  readonly answerApproval: (answer: ApprovalAnswer) => Effect.Effect<void, SessionError, Broker>
+  /** `modeFor`: given the approval's tool, a permission mode an allow also switches to (a plan accepted). */
+  readonly answerApproval: (
+    answer: ApprovalAnswer,
+    modeFor?: (toolName: string) => string | undefined,
+  ) => Effect.Effect<void, SessionError, Broker>
   readonly answerQuestion: (answer: QuestionAnswer) => Effect.Effect<void, SessionError, Broker>
   /** A control request to the running process, its answer decoded (none running: nothing is sent, undefined). */
   readonly request: <S extends ControlSubtype>(
@@ -353,7 +357,7 @@ export const makeOwnedSession = <R>(
       prompt: (params) => admission.withPermits(1)(prompt(params)),
       cancel: Effect.suspend(() => cancel()),
       cancelTask,
-      answerApproval: (answer) => approvals.answerApproval(answer, processes.current()?.channel),
+      answerApproval: (answer, mode) => approvals.answerApproval(answer, processes.current()?.channel, mode),
       answerQuestion: (answer) => approvals.answerQuestion(answer, processes.current()?.channel),
       request,
       restart: (next) => admission.withPermits(1)(restart(next)),

@@ -9,7 +9,7 @@ import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
 import type { SessionError, SessionNotFound } from "../errors.ts"
 import type { Account } from "../instances.ts"
-import { optionsRecord, permissionModeFor, type SessionOptions } from "../options.ts"
+import { cliModeFor, optionsRecord, type SessionOptions } from "../options.ts"
 import type { Broker, PluginApi } from "../sdk/plugin-api.ts"
 import type {
   AgentEvent,
@@ -17,6 +17,7 @@ import type {
   AgentHost,
   PluginTool,
   SessionInfoPayload,
+  SessionLaunch,
   SessionOpened,
   SkillInfo,
 } from "../sdk/protocol.ts"
@@ -56,6 +57,8 @@ export interface OpenParams {
   readonly instructions?: string | undefined
   readonly options: SessionOptions
   readonly start: StartMode
+  /** The front end's launch settings for this session (session/launch.ts). */
+  readonly launch?: SessionLaunch | undefined
 }
 
 export interface AgentContext {
@@ -89,7 +92,7 @@ export interface AgentContext {
 export const sessionInfo = (open: { cwd: string; options: SessionOptions }): SessionInfoPayload => ({
   cwd: open.cwd,
   ...(open.options.model ? { model: open.options.model } : {}),
-  permission_mode: permissionModeFor(open.options.approval),
+  permission_mode: cliModeFor(open.options),
   options: optionsRecord(open.options),
 })
 

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { InvalidOption } from "../errors.ts"
 import {
   applyOption,
+  cliModeFor,
   liveRequests,
   OPTION_IDS,
   optionsRecord,
@@ -18,6 +19,9 @@ import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import { checkThinking } from "./session-checks.ts"
 import { type AgentContext, sessionInfo } from "./context.ts"
+
+/** The tool with which the model hands its plan in for approval (plan mode). */
+const EXIT_PLAN_TOOL = "ExitPlanMode"
 
 type RunMethods = Pick<
   AgentProvider,
@@ -59,7 +63,22 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
       ),
 
     answerApproval: (answer) =>
-      call(Effect.flatMap(lookup(answer.sessionId), (open) => open.live.answerApproval(answer))),
+      call(
+        Effect.gen(function* () {
+          const open = yield* lookup(answer.sessionId)
+          const next = { ...open.options, plan: false }
+          let acceptsPlan = false
+          // The plan accepted: plan mode ends for the approval mode the user had, in the same answer.
+          yield* open.live.answerApproval(answer, (tool) => {
+            acceptsPlan = answer.decision !== "deny" && open.options.plan === true && tool === EXIT_PLAN_TOOL
+            return acceptsPlan ? cliModeFor(next) : undefined
+          })
+          if (!acceptsPlan) return
+          open.options = next
+          yield* state.rememberOptions(answer.sessionId, optionsRecord(next))
+          yield* emit({ type: "SessionInfo", session_id: answer.sessionId, info: sessionInfo(open) })
+        }),
+      ),
 
     answerQuestion: (answer) =>
       call(Effect.flatMap(lookup(answer.sessionId), (open) => open.live.answerQuestion(answer))),

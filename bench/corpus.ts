@@ -6,8 +6,8 @@
  * assistant blocks one per record, tool results with `toolUseResult`, titles,
  * last-prompt, cost-state), with filler text in place of real content.
  *
- * Written once into bench/corpus/ (git-ignored) and reused while its stamp
- * matches:
+ * Written once into bench/corpus/ (git-ignored; BENCH_CORPUS_DIR for
+ * another) and reused while its stamp matches:
  * - list/: 1,000 sessions in 25 project folders, about 1.4 GB;
  * - read/: one transcript of about 85 MB.
  */
@@ -24,7 +24,9 @@ import {
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-export const corpusRoot = join(dirname(fileURLToPath(import.meta.url)), "corpus")
+/** BENCH_CORPUS_DIR: another tree's corpus (bench/ab.ts gives both trees one), else bench/corpus/. */
+export const corpusRoot =
+  process.env.BENCH_CORPUS_DIR ?? join(dirname(fileURLToPath(import.meta.url)), "corpus")
 
 export const LIST_SESSIONS = 1000
 export const LIST_BYTES = 1.4e9

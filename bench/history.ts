@@ -45,7 +45,7 @@ import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
 import { type Corpus, ensureCorpus } from "./corpus.ts"
 import { homeOver, type Round, worker } from "./isolation.ts"
-import type { Sample } from "./sample.ts"
+import type { Sample } from "./measure.ts"
 
 const RUNS = 9
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))

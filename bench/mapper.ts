@@ -24,7 +24,7 @@ import { loadavg } from "node:os"
 import { makeMapper } from "../map.ts"
 import { decodeLine } from "../wire.ts"
 import { permutations } from "./orders.ts"
-import { recordedLines, recordingNames, repeatedLines } from "./recordings.ts"
+import { recordedLines, recordingNames, repeatedLines } from "../testkit/recordings.ts"
 
 const MIN_FRAMES = 50_000
 const WARMUP = 2

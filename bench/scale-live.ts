@@ -28,7 +28,7 @@ import { loadavg } from "node:os"
 import { join } from "node:path"
 import { build } from "esbuild"
 import { measureStartup, printStartup } from "./scale-startup.ts"
-import { runWorkerJson } from "./worker-json.ts"
+import { runWorkerJson } from "./workers.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
 const workDir = join(repoRoot, "node_modules/.cache/scale-live")

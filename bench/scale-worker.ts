@@ -1,7 +1,7 @@
 /**
  * One measured call of the scaling benchmark (bench/scale.ts), in a process
  * of its own, bundled by esbuild and run with plain `node` (no loader in the
- * measured process). Files are read with plain node calls (bench/node-fs.ts).
+ * measured process). Files are read with plain node calls (testkit/node-fs.ts).
  *
  *   node scale-worker.mjs read <configDir> <cwd> <id>     read_session
  *   node scale-worker.mjs floor-read <path>…              the bytes read, line breaks found, nothing parsed
@@ -25,9 +25,8 @@ import { LinePrefix, LONG_LINE_BYTES } from "../files.ts"
 import { listSessions, readSession } from "../history.ts"
 import { Fs, Storage } from "../sdk/plugin-api.ts"
 import { endsFacts } from "../history/session-summary.ts"
-import { nodeFs, rawEndsFloor } from "./node-fs.ts"
-import { settleListCache } from "./list-cache.ts"
-import { measureCall } from "./sample.ts"
+import { nodeFs } from "../testkit/node-fs.ts"
+import { measureCall, rawEndsFloor, settleListCache } from "./measure.ts"
 
 const [mode = "", a = "", b = "", c = ""] = process.argv.slice(2)
 
@@ -183,7 +182,7 @@ const copyShape = (value: unknown): unknown => {
 }
 
 /**
- * The floor's calls (bench/node-fs.ts `rawEndsFloor`), then per file `work`
+ * The floor's calls (bench/measure.ts `rawEndsFloor`), then per file `work`
  * on its two ends: what the list must do beyond the file-system calls, with
  * nothing else of the list around it (no Effect, records, sort or cache).
  */

@@ -38,7 +38,7 @@ import { mkdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
-import type { Sample } from "./sample.ts"
+import type { Sample } from "./measure.ts"
 import { FULL_LIVE, liveHeadline, liveSeries, QUICK_LIVE } from "./scale-live.ts"
 import {
   cleanScaleCorpus,
@@ -47,7 +47,7 @@ import {
   ensureReadTarget,
   type ReadTarget,
 } from "./scale-corpus.ts"
-import { runWorkerJson } from "./worker-json.ts"
+import { runWorkerJson } from "./workers.ts"
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 const workDir = join(repoRoot, "node_modules", ".cache", "scale-bench")

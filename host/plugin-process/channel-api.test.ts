@@ -21,15 +21,12 @@ const repoRoot = join(import.meta.dirname, "../..")
 /**
  * Two peers joined in memory; with `lanePiece`, the host's byte streams take
  * a byte lane that hands them over in pieces of that many bytes (a pipe's
- * reads cut the stream anywhere, records and all). With `lends`, the lane
- * also takes lent chunks as the plugin process's does (Port.lendBytes): it
- * reads a chunk's bytes only a few turns later, then says it has written them,
- * and counts the distinct buffers it was lent.
+ * reads cut the stream anywhere, records and all).
  */
-const pair = (lanePiece?: number, { lends = false } = {}) => {
+const pair = (lanePiece?: number) => {
   const listeners: Partial<Record<"a" | "b", (b: ReadonlyArray<Message>) => void>> = {}
   let laneReader: ((sid: number, piece: Uint8Array) => void) | undefined
-  const lane = { bytes: 0, lent: new Set<ArrayBufferLike>(), lentChunks: 0 }
+  const lane = { bytes: 0 }
   const deliver = (sid: number, copy: Uint8Array) => {
     for (let at = 0; at < copy.byteLength; at += lanePiece ?? copy.byteLength)
       laneReader?.(sid, copy.subarray(at, at + (lanePiece ?? copy.byteLength)))
@@ -51,19 +48,6 @@ const pair = (lanePiece?: number, { lends = false } = {}) => {
               lane.bytes += copy.byteLength
               setImmediate(() => deliver(sid, copy))
             },
-            ...(lends && {
-              lendBytes: (sid: number, chunk: Uint8Array, written: () => void) => {
-                lane.lent.add(chunk.buffer)
-                lane.lentChunks++
-                // Written a few turns later: a buffer filled again before `written` would cross wrong.
-                setTimeout(() => {
-                  const copy = chunk.slice()
-                  lane.bytes += copy.byteLength
-                  written()
-                  deliver(sid, copy)
-                }, 2)
-              },
-            }),
           }
         : {
             listenBytes: (receive: (sid: number, piece: Uint8Array) => void) => {
@@ -139,32 +123,6 @@ describe("the plugin API over the channel", () => {
       })
     expect(seen.get(40)).toBeNull()
     expect(seen.get(41)).toBeNull()
-  })
-
-  it("reads many slices through a few buffers, each filled again only once the lane has written it", async () => {
-    const dir = join(world.home, ".claude/projects/lent")
-    const paths = Array.from({ length: 60 }, (_, i) =>
-      world.write(join(dir, `f${i}.jsonl`), `head-${i}-`.padEnd(40_000 + i, "x") + `-tail-${i}`),
-    )
-    const direct = new Map<number, string | null>()
-    const shape = (ends: FileEnds | null) =>
-      ends &&
-      `${Buffer.from(ends.head).toString("hex")}/${Buffer.from(ends.tail).toString("hex")}/${ends.size}`
-    await run(broker.api.fs.readEnds!(paths, 40_000, 4_000, (i, ends) => void direct.set(i, shape(ends))))
-    const peers = pair(4096, { lends: true })
-    const laned = overChannel(peers)
-    // Three calls side by side, as a list reads its folders: 60 files of ~44 KB, 16 a slice (the fewest).
-    const seen = await Promise.all(
-      [0, 1, 2].map(async () => {
-        const got = new Map<number, string | null>()
-        await run(laned.fs.readEnds!(paths, 40_000, 4_000, (i, ends) => void got.set(i, shape(ends))))
-        return got
-      }),
-    )
-    for (const got of seen) expect(got).toEqual(direct)
-    expect(peers.lane.lentChunks).toBe(12)
-    // Before the pool each slice had a fresh buffer (12); now the read-ahead's worth, used again.
-    expect(peers.lane.lent.size).toBeLessThanOrEqual(3)
   })
 
   it("reads ends over a byte lane that cuts the records anywhere: every file once, its bytes and times exact", async () => {

@@ -179,20 +179,17 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     uncorkQueued = false
     while (lane.writableCorked > 0) lane.uncork()
   }
-  const toLane = (sid: number, chunk: Uint8Array, written?: () => void) => {
-    if (lane.destroyed) return written?.()
-    if (lane.writableCorked === 0) lane.cork()
-    lane.write(frameHeader(sid, chunk.byteLength))
-    // Called once the chunk is written, or with an error once the lane is gone: either way out of it.
-    lane.write(chunk, written && (() => written()))
-    if (!uncorkQueued) {
-      uncorkQueued = true
-      setImmediate(uncork)
-    }
-  }
   const port: Port = {
-    sendBytes: (sid, chunk) => toLane(sid, chunk),
-    lendBytes: (sid, chunk, written) => toLane(sid, chunk, written),
+    sendBytes: (sid, chunk) => {
+      if (lane.destroyed) return
+      if (lane.writableCorked === 0) lane.cork()
+      lane.write(frameHeader(sid, chunk.byteLength))
+      lane.write(chunk)
+      if (!uncorkQueued) {
+        uncorkQueued = true
+        setImmediate(uncork)
+      }
+    },
     post: (batch) => {
       // A send racing the child's exit fails quietly: the exit is reported once, below.
       if (child.connected) child.send(batch as Message[], () => {})

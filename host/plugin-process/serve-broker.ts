@@ -21,7 +21,6 @@ import { inFolder, matchingEntries } from "../../sdk/file-ends.ts"
 import type { DirEntry, PluginApi, ProcessHandle } from "../../sdk/plugin-api.ts"
 import type { HostBroker } from "../broker/broker.ts"
 import { LIST_ENDS_MAX_ENTRIES } from "../broker/fs-broker.ts"
-import { makeSlicePool, type SlicePool } from "./slice-pool.ts"
 
 const Path = z.object({ path: z.string() })
 const Handle = z.object({ handle: z.number().int() })
@@ -60,14 +59,10 @@ const endsSlice = (headBytes: number, tailBytes: number): number =>
  * file): a slice of files read by the broker, its records written into one
  * buffer (the broker lends its bytes for one visit, so each end is copied
  * once, here), handed to the lane uncopied, the next slice read once the
- * plugin has credit for it. The buffer is the pool's (slice-pool.ts), taken
- * when the slice's first file is read (not while the slice waits its turn
- * behind other folders' reads) and given back once the lane has written it.
- * `indexOf`: the index each path's record carries.
+ * plugin has credit for it. `indexOf`: the index each path's record carries.
  */
 const emitEnds = async (
   api: PluginApi,
-  pool: SlicePool,
   paths: ReadonlyArray<string>,
   headBytes: number,
   tailBytes: number,
@@ -80,56 +75,20 @@ const emitEnds = async (
   const recordBytes = endsRecordBytes(headBytes, tailBytes)
   for (let from = 0; from < paths.length && !sink.signal.aborted; from += slice) {
     const count = Math.min(slice, paths.length - from)
-    const want = count * recordBytes
-    // Read no further ahead of the lane than the pool allows (slice-pool.ts).
-    if (!(await pool.room(want, sink.signal))) return
-    let bytes: Uint8Array | undefined
+    const bytes = new Uint8Array(count * recordBytes)
     let at = 0
-    try {
-      await run(
-        readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
-          bytes ??= pool.take(want)
-          at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
-        }),
-      )
-    } catch (error) {
-      if (bytes === undefined) pool.settle(want)
-      else pool.give(bytes, want)
-      throw error
-    }
-    if (bytes === undefined) {
-      pool.settle(want)
-      continue
-    }
-    await handOver(pool, sink, bytes, want, at)
+    await run(
+      readEnds(paths.slice(from, from + count), headBytes, tailBytes, (index, ends) => {
+        at = writeEndsRecord(bytes, at, indexOf(from + index), ends)
+      }),
+    )
+    await sink.emit([bytes.subarray(0, at)])
   }
 }
 
-/**
- * The first `length` bytes of `buffer` (a pool's, `reserved` bytes of its
- * read-ahead) to the plugin: lent to a lane that says when it has written
- * them, which gives the buffer back; else sent, and the buffer not used
- * again (a port in memory may keep it).
- */
-const handOver = (
-  pool: SlicePool,
-  sink: StreamSink,
-  buffer: Uint8Array,
-  reserved: number,
-  length: number,
-): Promise<void> => {
-  if (sink.lend) return sink.lend(buffer.subarray(0, length), () => pool.give(buffer, reserved))
-  pool.settle(reserved)
-  return sink.emit([buffer.subarray(0, length)])
-}
-
 /** A `readEnds` call as a byte stream, each record under its path's index in the call. */
-const serveEnds = (
-  api: PluginApi,
-  pool: SlicePool,
-  { paths, headBytes, tailBytes }: z.infer<typeof Ends>,
-  sink: StreamSink,
-) => emitEnds(api, pool, paths, headBytes, tailBytes, sink, (at) => at)
+const serveEnds = (api: PluginApi, { paths, headBytes, tailBytes }: z.infer<typeof Ends>, sink: StreamSink) =>
+  emitEnds(api, paths, headBytes, tailBytes, sink, (at) => at)
 
 const ListEnds = z.object({
   path: z.string(),
@@ -156,12 +115,7 @@ const ListEnds = z.object({
  * a file (50,000 sessions in 1,000-file folders: the isolated cold list
  * twice the in-process one).
  */
-const serveListEnds = async (
-  api: PluginApi,
-  pool: SlicePool,
-  args: z.infer<typeof ListEnds>,
-  sink: StreamSink,
-) => {
+const serveListEnds = async (api: PluginApi, args: z.infer<typeof ListEnds>, sink: StreamSink) => {
   const entries = await run(api.fs.list(args.path))
   // No listing record: the folder was refused or is missing (null to the plugin).
   if (entries === null || entries.length > LIST_ENDS_MAX_ENTRIES || sink.signal.aborted) return
@@ -170,7 +124,6 @@ const serveListEnds = async (
   await sink.emit([listingRecord(entries, withEnds)])
   await emitEnds(
     api,
-    pool,
     indexes.map((i) => inFolder(args.path, (entries[i] as DirEntry).name)),
     withEnds ? args.headBytes : 0,
     withEnds ? args.tailBytes : 0,
@@ -197,35 +150,12 @@ const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
     throw failure._tag === "Some" ? failure.value : new Error(Cause.pretty(exit.cause))
   })
 
-/**
- * Pump a byte stream to the plugin, chunk by chunk, while it grants credit;
- * stop when it closes. `send` hands one chunk over (by default as it is).
- */
-const pump = (
-  stream: Stream.Stream<Uint8Array>,
-  sink: StreamSink,
-  send: (chunk: Uint8Array) => Promise<void> = (chunk) => sink.emit([chunk]),
-): Promise<void> =>
+/** Pump a byte stream to the plugin, chunk by chunk, while it grants credit; stop when it closes. */
+const pump = (stream: Stream.Stream<Uint8Array>, sink: StreamSink): Promise<void> =>
   Effect.runPromise(
-    Stream.runForEach(stream, (chunk) => Effect.promise(() => send(chunk))),
+    Stream.runForEach(stream, (chunk) => Effect.promise(() => sink.emit([chunk]))),
     { signal: sink.signal },
   ).catch(() => undefined)
-
-/**
- * A stream of lent chunks (each read into the same buffer again) to the
- * plugin: each copied into a pool buffer, no further ahead of the lane
- * than the pool allows. A fresh buffer a chunk cost the isolated 85 MB
- * read 490 ms against 393–413 this way (docs/performance-log.md,
- * `isolation`, third session).
- */
-const pumpCopied = (stream: Stream.Stream<Uint8Array>, pool: SlicePool, sink: StreamSink): Promise<void> =>
-  pump(stream, sink, async (chunk) => {
-    const bytes = chunk.byteLength
-    if (!(await pool.room(bytes, sink.signal))) return
-    const copy = pool.take(bytes)
-    copy.set(chunk)
-    await handOver(pool, sink, copy, bytes, bytes)
-  })
 
 export interface ServedBroker {
   /** End every process the plugin started (its scopes closed), and wait. */
@@ -240,8 +170,6 @@ export const serveBroker = (
   const api = broker.api
   const processes = new Map<number, { readonly scope: Scope.Closeable; readonly handle: ProcessHandle }>()
   const fileStreams = new Map<number, Stream.Stream<Uint8Array>>()
-  /** The buffers file bytes cross in, and how far reads run ahead of the lane (slice-pool.ts). */
-  const slices = makeSlicePool()
   let nextId = 0
 
   const handle = (op: string, answer: (args: unknown) => unknown) =>
@@ -330,8 +258,7 @@ export const serveBroker = (
       "fs.streamOpen",
       args,
     )
-    // Lent: one buffer read into again and again; each chunk is copied into the pool's buffers to cross (pumpCopied).
-    const stream = await run(api.fs.stream(path, start, { lend: true }))
+    const stream = await run(api.fs.stream(path, start))
     if (stream === null) return null
     const token = ++nextId
     fileStreams.set(token, stream)
@@ -344,18 +271,16 @@ export const serveBroker = (
       const stream = fileStreams.get(token)
       fileStreams.delete(token)
       if (!stream) throw new BadArguments(`fs.stream: no open stream ${token}`)
-      return pumpCopied(stream, slices, sink)
+      return pump(stream, sink)
     },
     { bytes: true },
   )
-  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, slices, parse(Ends, "fs.readEnds", args), sink), {
+  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, parse(Ends, "fs.readEnds", args), sink), {
     bytes: true,
   })
-  peer.serve(
-    "fs.listEnds",
-    (args, sink) => serveListEnds(api, slices, parse(ListEnds, "fs.listEnds", args), sink),
-    { bytes: true },
-  )
+  peer.serve("fs.listEnds", (args, sink) => serveListEnds(api, parse(ListEnds, "fs.listEnds", args), sink), {
+    bytes: true,
+  })
 
   handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))
   handle("env.all", () => run(api.env.all))

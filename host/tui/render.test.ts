@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { AgentEvent, TaskInfo, ToolCall } from "../../sdk/protocol.ts"
-import { compactNumber, makeRenderer, stripAnsi } from "./render.ts"
+import { makeRenderer } from "./render.ts"
+import { compactNumber, stripAnsi } from "./text.ts"
 
 const S = "s1"
 const R = "run-1"

@@ -14,7 +14,7 @@
  */
 import { clearScreenDown, cursorTo, type Interface, moveCursor } from "node:readline"
 import stringWidth from "string-width"
-import { stripAnsi } from "./render.ts"
+import { stripAnsi } from "./text.ts"
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 

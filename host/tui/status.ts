@@ -3,7 +3,10 @@
  * used and the workspace, from what the session last said about itself.
  */
 import { homedir } from "node:os"
-import { compactNumber } from "./render.ts"
+import type { RunUsage } from "../../sdk/protocol.ts"
+import { OPTION } from "./choices.ts"
+import type { ChatState } from "./context.ts"
+import { compactNumber } from "./text.ts"
 
 export interface StatusFacts {
   readonly model?: string
@@ -37,3 +40,24 @@ export const statusText = (f: StatusFacts): string =>
   ]
     .filter((s): s is string => typeof s === "string" && s !== "")
     .join(" · ")
+
+/** The status line's facts from what the chat knows: the session's own values, else the agent's defaults. */
+export const statusOf = (state: ChatState, lastUsage: RunUsage | undefined): string => {
+  const options = { ...state.sessionOptions, ...state.sessionInfo?.options }
+  const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined)
+  const info = state.info ?? state.knownInfo
+  const defaultOf = (id: string) => text(info?.options.find((o) => o.id === id)?.default)
+  const model = text(options[OPTION.model]) ?? state.sessionInfo?.model ?? defaultOf(OPTION.model)
+  const effort = text(options[OPTION.effort]) ?? defaultOf(OPTION.effort)
+  const approval = text(options[OPTION.approval]) ?? defaultOf(OPTION.approval)
+  return statusText({
+    ...(model !== undefined && { model }),
+    ...(effort !== undefined && { effort }),
+    ...(approval !== undefined && { approval }),
+    account: state.agentId,
+    ...(lastUsage?.context_used !== undefined && { contextUsed: lastUsage.context_used }),
+    ...(lastUsage?.context_window !== undefined && { contextWindow: lastUsage.context_window }),
+    cwd: state.cwd,
+    images: state.attachments.length,
+  })
+}

@@ -1,0 +1,116 @@
+/**
+ * The chat's one state record and what its parts (sessions.ts, pending.ts,
+ * the commands in commands/) may use of the chat: the screen, the runs, the
+ * agent's calls, and the few actions that touch the input loop. app.ts's
+ * Chat implements ChatContext; the parts take it as a parameter.
+ */
+import type { styleText } from "node:util"
+import type { AutoContinueMode } from "../core/auto-continue.ts"
+import type { AgentMethod, AgentMethodParams, AgentMethodResult, Host } from "../core/host.ts"
+import type {
+  AgentEvent,
+  AgentInfo,
+  ImageInput,
+  SessionInfoPayload,
+  SessionSummary,
+  SkillInfo,
+} from "../../sdk/protocol.ts"
+import type { PendingAnswers } from "./pending.ts"
+import type { Renderer } from "./render.ts"
+import type { RunTracker } from "./runs.ts"
+import type { Screen } from "./screen.ts"
+
+export type Format = Parameters<typeof styleText>[0]
+
+export interface ChatOptions {
+  readonly host: Host
+  readonly agentId: string
+  /** The workspace: the session's cwd. */
+  readonly cwd: string
+  readonly input: NodeJS.ReadableStream & { isTTY?: boolean }
+  readonly output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
+  readonly color: boolean
+  /** Option values for new sessions (model, effort, approval_mode). */
+  readonly sessionOptions?: Readonly<Record<string, string | boolean>>
+  /** Approvals answered at the prompt, or by policy (one-shot runs). Default "ask". */
+  readonly approvals?: "ask" | "allow" | "deny"
+  /** Questions answered at the prompt, or with each question's first option. Default "ask". */
+  readonly questions?: "ask" | "first"
+  /** Why approvals are answered by policy, shown beside each automatic answer. */
+  readonly policyReason?: string
+  /** The prompt history file (kept across restarts); none: history lasts the chat. */
+  readonly historyFile?: string
+  /** Stop the plugin and load it again (after /account add); none: applies at the next start. */
+  readonly reload?: () => Promise<Host>
+  /** The environment the CLI runs in (which approval modes it allows). Default process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Send one "continue" when a blocked run's usage window reopens (host/core/auto-continue.ts). Default off. */
+  readonly autoContinue?: AutoContinueMode
+}
+
+/** What the chat knows about the agent and the session it drives. */
+export interface ChatState {
+  host: Host
+  agentId: string
+  /** The workspace: the session's cwd. */
+  cwd: string
+  /** What the agent said about itself; undefined: ask again when needed. */
+  info: AgentInfo | undefined
+  /** The last info the agent gave, for the status line while a fresh one is not asked for. */
+  knownInfo: AgentInfo | undefined
+  sessionId: string | undefined
+  sessionInfo: SessionInfoPayload | undefined
+  /** Option values for the next session this chat opens. */
+  sessionOptions: Record<string, string | boolean>
+  renderer: Renderer
+  /** Events of the agent held while a session opens (its id is not known yet). */
+  held: AgentEvent[] | undefined
+  /** The prompts of this conversation, by item id (for /rewind). */
+  userItems: Array<{ id: string; text: string }>
+  /** The last /sessions list (numbers name its entries). */
+  lastList: ReadonlyArray<SessionSummary> | undefined
+  skills: ReadonlyArray<SkillInfo> | undefined
+  /** Images that go with the next prompt. */
+  attachments: Array<{ image: ImageInput; path: string }>
+}
+
+/** One call to the agent the chat talks to. */
+export type AgentCall = <M extends AgentMethod>(
+  method: M,
+  ...params: AgentMethodParams<M> extends undefined ? [] : [AgentMethodParams<M>]
+) => Promise<AgentMethodResult<M>>
+
+export interface ChatContext {
+  readonly options: ChatOptions
+  readonly state: ChatState
+  readonly screen: Screen
+  readonly runs: RunTracker
+  readonly pending: PendingAnswers
+  readonly paint: (format: Format, text: string) => string
+  /** Lines the front end writes (after whatever the agent's stream still holds). */
+  readonly say: (...lines: ReadonlyArray<string>) => void
+  /** One line: what failed, and what to do. */
+  readonly fail: (error: unknown, hint: string) => void
+  /** Run one call under a spinner; a failure is one line with what to do, and undefined. */
+  readonly attempt: <A>(
+    label: string | undefined,
+    hint: string,
+    run: () => Promise<A>,
+  ) => Promise<A | undefined>
+  readonly call: AgentCall
+  readonly newRenderer: () => Renderer
+  readonly updateStatus: () => void
+  readonly updatePrompt: () => void
+  /** An agent event, as if it had just arrived (the ones held while a session opened). */
+  readonly onEvent: (e: AgentEvent) => void
+  /** Send a prompt (a steer while a run is open); `note` is said before the run's lines. */
+  readonly send: (text: string, note?: string) => Promise<void>
+  /** Leave the chat with this exit code. */
+  readonly quit: (code: number) => void
+  /** Stop the plugin and load it again (options.reload), listening to the new host. */
+  readonly reloadHost: (reload: () => Promise<Host>) => Promise<void>
+}
+
+export const oneLine = (error: unknown): string =>
+  (error instanceof Error ? error.message : String(error)).split("\n").find((l) => l.trim() !== "") ??
+  "unknown error"
