@@ -150,7 +150,7 @@ const launchFor =
         appendSystemPrompt: appendSystemPrompt(
           knobs.appendSystemPrompt,
           params.launch?.appendSystemPrompt,
-          params.instructions,
+          open.instructions,
         ),
       }
     })

@@ -158,6 +158,8 @@ export interface LiveSession {
   ) => Effect.Effect<ControlAnswer<S> | undefined, SessionError, Broker>
   /** Stop the process and start again in another mode (rewind). */
   readonly restart: (start: StartMode) => Effect.Effect<void, SessionError, Broker>
+  /** The host's plugin tools from the next launch on (the running process keeps its own). */
+  readonly setTools: (tools: ReadonlyArray<PluginTool>) => void
   /** Stop the process and release everything. */
   readonly close: Effect.Effect<void>
   readonly emitNotice: (level: "info" | "warning" | "error", text: string) => Effect.Effect<void>
@@ -219,6 +221,9 @@ export const makeOwnedSession = <R>(
     const services = yield* Effect.context<Broker>()
 
     let closed = false
+    /** The plugin tools the next launch declares, and those of the process launched last. */
+    let tools = setup.tools
+    let launchedTools = setup.tools
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
     const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
@@ -232,13 +237,16 @@ export const makeOwnedSession = <R>(
       services,
       mapper: setup.makeMapper(setup.start.cliId),
       cwd: setup.cwd,
-      tools: setup.tools,
+      tools: () => launchedTools,
       controlMs: timeouts.controlMs,
       initializeMs: timeouts.initializeMs,
       workflowRecord: setup.workflowRecord,
       start: () => conversation.current(),
       prepare: (): Effect.Effect<PreparedLaunch, LaunchFailed, Broker> =>
-        Effect.flatMap(conversation.forLaunch, (start) => setup.prepareLaunch(start, record)),
+        Effect.flatMap(conversation.forLaunch, (start) => {
+          launchedTools = tools
+          return setup.prepareLaunch(start, record)
+        }),
       decodeLine: setup.decodeLine ?? decodeWireLine,
       hooks: {
         initialized: initialized && ((answer) => initialized(answer, record)),
@@ -353,6 +361,9 @@ export const makeOwnedSession = <R>(
       answerQuestion: (answer) => approvals.answerQuestion(answer, processes.current()?.channel),
       request,
       restart: (next) => admission.withPermits(1)(restart(next)),
+      setTools: (next) => {
+        tools = next
+      },
       close: Effect.suspend(() => close()),
       emitNotice: notice,
       unknownFrames: unknown.counts,

@@ -5,7 +5,11 @@ import type { Broker } from "./sdk/plugin-api.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
 import {
   cliIdFor,
+  forgetForks,
   keepSent,
+  moveFork,
+  pendingForkOf,
+  rememberFork,
   loadSessionState,
   rememberOptions,
   rememberSent,
@@ -114,5 +118,21 @@ describe("session state", () => {
   it("accepts a legacy value without a sent map", async () => {
     const { run } = setup({ "session:h1": { cli: "c9" } })
     expect(await run(loadSessionState("h1"))).toEqual({ cli: "c9", sent: {} })
+  })
+})
+
+describe("forks not yet written", () => {
+  it("keep the origin's prompts as the fork's, move with a rewind, and go once written", async () => {
+    const { run, broker } = setup({ "session:f1": { sent: { own: "uuid-own" } } })
+    const fork = { origin: "o1", cwd: "/ws", title: "alpha", forkedAt: "2026-12-07T00:00:00.000Z", size: 10 }
+    await run(rememberFork("f1", fork, { i1: "uuid-1", i2: "uuid-2", own: "other" }))
+    expect(broker.storage.get("session:f1")).toEqual({
+      sent: { i1: "uuid-1", i2: "uuid-2", own: "uuid-own" },
+    })
+    expect(await run(pendingForkOf("f1"))).toEqual(fork)
+    await run(moveFork("f1", "m1"))
+    expect(await run(pendingForkOf("f1"))).toEqual({ ...fork, at: "m1" })
+    await run(forgetForks(["f1"]))
+    expect(await run(pendingForkOf("f1"))).toBeUndefined()
   })
 })

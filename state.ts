@@ -194,3 +194,76 @@ export const sentRecordOf = (
   itemId: string,
 ): Effect.Effect<SentRecord | undefined, never, Storage | Log> =>
   Effect.map(loadSessionState(hostId), (state) => state.sent[itemId])
+
+/**
+ * Forks whose conversation the CLI has not written yet: 2.1.332 writes a
+ * fork's transcript only at its first prompt, so until then the fork is
+ * this record, by host id: the conversation it copies (`origin`, cut after
+ * `at` once a rewind moved it), and what the session list shows for it.
+ */
+export const FORKS_KEY = "session-forks"
+
+export const PendingFork = z.object({
+  origin: z.string().min(1),
+  at: z.string().min(1).optional(),
+  cwd: z.string(),
+  title: z.string().optional(),
+  forkedAt: z.string(),
+  size: z.number().nonnegative(),
+})
+export type PendingFork = z.infer<typeof PendingFork>
+
+const ForkIndex = z.record(z.string(), PendingFork)
+
+const loadForks = (): Effect.Effect<Record<string, PendingFork>, never, Storage> =>
+  Effect.gen(function* () {
+    const parsed = ForkIndex.safeParse(yield* (yield* Storage).get(FORKS_KEY))
+    return parsed.success ? parsed.data : {}
+  })
+
+/** Every fork not yet written by the CLI, by host id. */
+export const pendingForks = (): Effect.Effect<Readonly<Record<string, PendingFork>>, never, Storage> =>
+  loadForks()
+
+/** The fork `hostId` is, while the CLI has not written it. */
+export const pendingForkOf = (hostId: string): Effect.Effect<PendingFork | undefined, never, Storage> =>
+  Effect.map(loadForks(), (forks) => forks[hostId])
+
+/**
+ * A fork opened: its record, and the origin's prompts as its own (the CLI
+ * copies them with their uuids), so every prompt it shows can be rewound to.
+ */
+export const rememberFork = (
+  hostId: string,
+  fork: PendingFork,
+  sent: Readonly<Record<string, SentRecord>>,
+): Effect.Effect<void, never, Storage | Log> =>
+  serialised(
+    Effect.gen(function* () {
+      const state = yield* loadSessionState(hostId)
+      yield* saveSessionState(hostId, { ...state, sent: { ...sent, ...state.sent } })
+      yield* (yield* Storage).set(FORKS_KEY, { ...(yield* loadForks()), [hostId]: fork })
+    }),
+  )
+
+/** A fork not yet written was rewound: it now copies its origin only up to `at`. */
+export const moveFork = (hostId: string, at: string): Effect.Effect<void, never, Storage> =>
+  serialised(
+    Effect.gen(function* () {
+      const forks = yield* loadForks()
+      const fork = forks[hostId]
+      if (fork !== undefined) yield* (yield* Storage).set(FORKS_KEY, { ...forks, [hostId]: { ...fork, at } })
+    }),
+  )
+
+/** The CLI wrote the fork (or it became a conversation of its own): no record any more. */
+export const forgetForks = (hostIds: ReadonlyArray<string>): Effect.Effect<void, never, Storage> =>
+  hostIds.length === 0
+    ? Effect.void
+    : serialised(
+        Effect.gen(function* () {
+          const forks = { ...(yield* loadForks()) }
+          for (const id of hostIds) delete forks[id]
+          yield* (yield* Storage).set(FORKS_KEY, forks)
+        }),
+      )

@@ -36,8 +36,9 @@ export interface OpenSession {
   readonly live: LiveSession
   readonly scope: Scope.Closeable
   readonly cwd: string
-  readonly tools: ReadonlyArray<PluginTool>
-  readonly instructions: string | undefined
+  /** The host's plugin tools and instructions every launch declares (a resume may change them). */
+  tools: ReadonlyArray<PluginTool>
+  instructions: string | undefined
   options: SessionOptions
   /** Host item id → the native UUID it was sent with (this process's lifetime). */
   readonly sentUuids: Map<string, string>

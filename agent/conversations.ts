@@ -19,12 +19,13 @@ import { RewindImpossible, type SessionError, SessionNotFound } from "../errors.
 import * as history from "../history.ts"
 import { optionsRecord, parseOptions } from "../options.ts"
 import { type Broker, Fs } from "../sdk/plugin-api.ts"
-import type { AgentProvider } from "../sdk/protocol.ts"
+import type { AgentProvider, PluginTool } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import type { Account } from "../instances.ts"
 import { type Recovery, refusedConversation } from "../session.ts"
 import type { StartMode } from "../types.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
+import { forkOf, forkStart, unwrittenFork, withUnwrittenForks } from "./forks.ts"
 import { readableDir } from "./grants.ts"
 import { restartOf } from "./restart.ts"
 
@@ -45,6 +46,24 @@ export const recoveryFor =
   (acct: Account, hostId: string, cwd: string) =>
   (guess: StartMode): Effect.Effect<Recovery, never, Broker> =>
     restartOf(acct, hostId, cwd, guess.cliId, true)
+
+/**
+ * The tools and instructions a resume gives an open session, when they differ
+ * from what it runs with (a value the call leaves out is kept); undefined when
+ * nothing changes.
+ */
+const reconfigured = (
+  open: OpenSession,
+  params: {
+    readonly tools?: ReadonlyArray<PluginTool> | undefined
+    readonly instructions?: string | undefined
+  },
+): { tools: ReadonlyArray<PluginTool>; instructions: string | undefined } | undefined => {
+  const tools = params.tools ?? open.tools
+  const instructions = params.instructions ?? open.instructions
+  const same = JSON.stringify(tools) === JSON.stringify(open.tools) && instructions === open.instructions
+  return same ? undefined : { tools, instructions }
+}
 
 type ConversationMethods = Pick<
   AgentProvider,
@@ -96,7 +115,10 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         reason: `this account's conversations (${configDir}) lie outside what the plugin may read, and a rewind reads them`,
       })
     const cliId = open.live.cliId()
-    const stored = yield* history.readPrompts(configDir, open.cwd, cliId)
+    const own = yield* history.readPrompts(configDir, open.cwd, cliId)
+    // A fork the CLI has not written yet: its prompts are its origin's (agent/forks.ts).
+    const fork = own.found ? undefined : yield* unwrittenFork(acct, sessionId, open.cwd)
+    const stored = fork ? yield* history.readPrompts(configDir, open.cwd, fork.origin, fork.at) : own
     const sent = yield* state.sentRecordOf(sessionId, itemId)
     const ref = typeof sent === "number" ? sent : (open.sentUuids.get(itemId) ?? sent ?? itemId)
     const point = history.rewindIn(stored, ref)
@@ -105,7 +127,12 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
       )
     if ("refused" in point) return yield* Effect.fail(new RewindImpossible({ reason: point.refused }))
-    if (point.resumeAt !== undefined) {
+    if (point.resumeAt !== undefined && fork) {
+      // Copied again, cut before the prompt: the CLI still has nothing of the fork to resume.
+      yield* open.live.restart(forkStart({ ...fork, at: point.resumeAt }, cliId))
+      yield* state.moveFork(sessionId, point.resumeAt)
+      yield* state.keepSent(sessionId, point.kept, point.kept.size)
+    } else if (point.resumeAt !== undefined) {
       yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
       open.rewound = true
       yield* state.keepSent(sessionId, point.kept, point.kept.size)
@@ -114,6 +141,7 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       const fresh = crypto.randomUUID()
       yield* open.live.restart({ kind: "new", cliId: fresh })
       yield* state.setCliAlias(sessionId, fresh)
+      if (fork) yield* state.forgetForks([sessionId])
     }
     for (const [item, sentUuid] of [...open.sentUuids])
       if (!point.kept.has(sentUuid)) open.sentUuids.delete(item)
@@ -149,16 +177,32 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         call(
           Effect.fn("agent.resumeSession")(function* () {
             const hostId = params.sessionId
-            // Already open and alive: keep its process (and any turn it is running).
+            // Already open and alive: keep its process (and any turn it is running)...
             const existing = sessions.get(hostId)
-            if (existing?.live.isRunning()) return opened(hostId, existing)
+            if (existing?.live.isRunning()) {
+              const changed = reconfigured(existing, params)
+              if (changed === undefined) return opened(hostId, existing)
+              // ...unless the host gives it other tools or instructions: they reach a launch.
+              // A turn in flight keeps its process: they apply from its next start, and it says so.
+              if (existing.live.runId() !== undefined) {
+                existing.tools = changed.tools
+                existing.instructions = changed.instructions
+                existing.live.setTools(changed.tools)
+                yield* existing.live.emitNotice(
+                  "warning",
+                  "A turn is running: the tools and instructions this resume gave apply from Claude Code's next start for this chat",
+                )
+                return opened(hostId, existing)
+              }
+            }
             const cliId = yield* state.cliIdFor(hostId)
+            // What the host leaves out of the call, an open session keeps.
             const base = {
               hostId,
               cwd: params.cwd,
-              tools: params.tools,
-              instructions: params.instructions,
-              options: parseOptions(params.options),
+              tools: params.tools ?? existing?.tools,
+              instructions: params.instructions ?? existing?.instructions,
+              options: params.options ? parseOptions(params.options) : (existing?.options ?? {}),
             }
             // The transcript decides (agent/restart.ts); a start the CLI refuses moves to the next try.
             const openAs = (recovery: Recovery): Effect.Effect<OpenSession, SessionError, Broker> =>
@@ -185,9 +229,10 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         hostId,
         call(
           Effect.fn("agent.forkSession")(function* () {
-            const origin = yield* state.cliIdFor(params.sessionId)
             const originOpen = sessions.get(params.sessionId)
-            if (originOpen) yield* settleLeaf(acct, originOpen, origin, params.cwd)
+            if (originOpen) yield* settleLeaf(acct, originOpen, originOpen.live.cliId(), params.cwd)
+            // What it copies (an unwritten fork's own origin), and what the list shows until the CLI writes it.
+            const fork = yield* forkOf(acct, params.sessionId, params.cwd)
             // A fork is the same conversation taken elsewhere: it keeps the origin's options,
             // from its open session or, for a stored chat, from its session state.
             const originOptions =
@@ -199,9 +244,15 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
               tools: params.tools,
               instructions: params.instructions,
               options,
-              start: { kind: "fork", origin, cliId: hostId },
+              start: forkStart(fork, hostId),
             })
             yield* keepOptions(hostId, open)
+            // The origin's prompts are the fork's too (the CLI copies them with their uuids): each can be rewound to.
+            const originSent = (yield* state.loadSessionState(params.sessionId)).sent
+            yield* state.rememberFork(hostId, fork, {
+              ...originSent,
+              ...Object.fromEntries(originOpen?.sentUuids ?? []),
+            })
             return opened(hostId, open)
           })(),
         ),
@@ -213,7 +264,12 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         Effect.fn("agent.readSession")(function* () {
           const configDir = yield* configDirFor(acct)
           const cliId = yield* state.cliIdFor(params.sessionId)
-          const transcript = yield* history.readSession(configDir, params.cwd, cliId)
+          const own = yield* history.readSession(configDir, params.cwd, cliId)
+          // A fork the CLI has not written yet reads back as what it copies.
+          const fork = own ? undefined : yield* unwrittenFork(acct, params.sessionId, params.cwd)
+          const transcript = fork
+            ? yield* history.readSession(configDir, params.cwd, fork.origin, fork.at)
+            : own
           if (!transcript) return yield* Effect.fail(new SessionNotFound({ sessionId: params.sessionId }))
           return { ...transcript, session_id: params.sessionId }
         })(),
@@ -224,7 +280,8 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         Effect.fn("agent.listSessions")(function* () {
           const configDir = yield* configDirFor(acct)
           const aliases = yield* state.listAliases()
-          return yield* history.listSessions(configDir, { ...params, aliases })
+          const page = yield* history.listSessions(configDir, { ...params, aliases })
+          return yield* withUnwrittenForks(acct, page, params)
         })(),
       ),
 

@@ -1,15 +1,16 @@
 /**
  * How a conversation starts again (agent/restart.ts) against a scripted
  * `claude` (FakePeer): an account whose directory lies outside the grants
- * (its transcripts unreadable, not missing), and a stored chat without a
- * prompt. The real CLI's side of each is in e2e/accounts.e2e.test.ts and
+ * (its transcripts unreadable, not missing), a stored chat without a
+ * prompt, and an open chat resumed with other tools and instructions. The
+ * real CLI's side of the first two is in e2e/accounts.e2e.test.ts and
  * e2e/notes-edges.e2e.test.ts.
  */
 import { Effect, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
 import { activate } from "../main.ts"
 import type { AgentEvent, AgentProvider } from "../sdk/protocol.ts"
-import { type FakePeer, makeFakePeer } from "../sdk/testing/fake-peer.ts"
+import { type FakePeer, type FakeProcess, makeFakePeer } from "../sdk/testing/fake-peer.ts"
 import {
   type MemoryBroker,
   makeMemoryBroker,
@@ -181,6 +182,99 @@ describe("a stored chat without a prompt", () => {
         files: {
           [`${WS}/README.md`]: "ws",
           [`${HOME}/.claude/projects/-work-ws/e1.jsonl`]: `${JSON.stringify({ type: "queue-operation", operation: "enqueue", sessionId: "e1" })}\n`,
+        },
+      },
+      "claude",
+    ))
+})
+
+/** The tool names the process's MCP server lists. */
+const listedTools = (proc: FakeProcess) =>
+  Effect.map(
+    proc.request({
+      subtype: "mcp_message",
+      server_name: "convergence",
+      message: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+    }),
+    (answer) => answer.response.mcp_response.result.tools.map((t: { name: string }) => t.name) as string[],
+  )
+
+const tool = (name: string) => ({ name, description: name, inputSchema: { type: "object" } })
+
+describe("resume_session of an open chat with other tools or instructions", () => {
+  it("a turn in flight keeps its process and is told; the next launch takes them; idle, they apply at once", () =>
+    run(
+      ({ peer, broker, agent }) =>
+        Effect.gen(function* () {
+          const creating = yield* Effect.forkChild(
+            agent.createSession({ sessionId: "r1", cwd: WS, tools: [tool("alpha")], instructions: "One." }),
+          )
+          const proc = yield* boot(peer)
+          yield* Fiber.join(creating)
+          expect(yield* listedTools(proc)).toEqual(["alpha"])
+          const first = yield* agent.prompt({ sessionId: "r1", text: "hi" })
+          yield* proc.expect((f) => f.type === "user")
+          yield* proc.send({ type: "system", subtype: "session_state_changed", state: "running" })
+          // In a turn: the process stays, the call says the change waits for the next start.
+          yield* agent.resumeSession({
+            sessionId: "r1",
+            cwd: WS,
+            tools: [tool("alpha"), tool("beta")],
+            instructions: "Two.",
+          })
+          expect(peer.processes).toHaveLength(1)
+          expect(ofType(broker.events, "Notice").map((n) => n.text)).toEqual([
+            expect.stringContaining("apply from Claude Code's next start"),
+          ])
+          // The process dies: the next launch declares the new tools and instructions.
+          yield* proc.exit(null, "SIGKILL")
+          yield* waitFor(
+            () => ofType(broker.events, "RunEnded").some((e) => e.run_id === first.run_id),
+            "the end",
+          )
+          const prompting = yield* Effect.forkChild(agent.prompt({ sessionId: "r1", text: "again" }))
+          const next = yield* peer.nextProcess
+          const init = yield* next.expectControl("initialize")
+          expect(init.request.appendSystemPrompt).toBe("Two.")
+          expect(yield* listedTools(next)).toEqual(["alpha", "beta"])
+          yield* next.respond(init.request_id, {})
+          yield* Fiber.join(prompting)
+          yield* next.expect((f) => f.type === "user")
+          yield* next.send({
+            type: "result",
+            subtype: "success",
+            is_error: false,
+            result: "ok",
+            usage: {},
+            user_message_uuids: [],
+          })
+          yield* waitFor(() => ofType(broker.events, "RunEnded").length === 2, "the second run's end")
+          // Idle: a resume with other instructions starts the process again at once, on the conversation.
+          const resuming = yield* Effect.forkChild(
+            agent.resumeSession({ sessionId: "r1", cwd: WS, instructions: "Three." }),
+          )
+          const third = yield* peer.nextProcess
+          const thirdInit = yield* third.expectControl("initialize")
+          expect(thirdInit.request.appendSystemPrompt).toBe("Three.")
+          expect(third.flag("--resume")).toBe("r1")
+          yield* third.respond(thirdInit.request_id, {})
+          yield* Fiber.join(resuming)
+          expect(yield* listedTools(third)).toEqual(["alpha", "beta"])
+          // The same again changes nothing.
+          yield* agent.resumeSession({ sessionId: "r1", cwd: WS, instructions: "Three." })
+          expect(peer.processes).toHaveLength(3)
+        }),
+      {
+        storage: {},
+        files: {
+          [`${WS}/README.md`]: "ws",
+          [`${HOME}/.claude/projects/-work-ws/r1.jsonl`]: `${JSON.stringify({
+            type: "user",
+            uuid: "u1",
+            parentUuid: null,
+            sessionId: "r1",
+            message: { role: "user", content: "hi" },
+          })}\n`,
         },
       },
       "claude",

@@ -22,6 +22,7 @@ import type { Account } from "../instances.ts"
 import { Fs, type Broker } from "../sdk/plugin-api.ts"
 import type { Recovery } from "../session.ts"
 import * as state from "../state.ts"
+import { forkStart, unwrittenFork } from "./forks.ts"
 import { readableDir } from "./grants.ts"
 
 /** What the plugin can know of a conversation's transcript. */
@@ -68,10 +69,17 @@ export const restartOf = (
     switch (yield* storedStateOf(acct, cwd, cliId)) {
       case "prompts":
         return { start: resume }
-      case "missing":
+      case "missing": {
+        // A fork the CLI never wrote is copied again from its origin.
+        const fork = yield* unwrittenFork(acct, hostId, cwd)
+        if (fork)
+          return lost
+            ? { start: forkStart(fork, cliId), notice: `${LOST}: it starts again from the chat it forked` }
+            : { start: forkStart(fork, cliId) }
         return lost
           ? { start: asNew, notice: `${LOST}: it starts anew under the same id, without the turns before` }
           : { start: asNew }
+      }
       case "empty":
         return yield* freshAlias(hostId, `${LOST}, without a prompt`)
       case "unreadable": {

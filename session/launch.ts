@@ -31,7 +31,15 @@ export const startArgs = (start: StartMode): string[] => {
     case "resumeAt":
       return ["--resume", start.cliId, "--resume-session-at", start.at]
     case "fork":
-      return ["--resume", start.origin, "--fork-session", "--session-id", start.cliId]
+      // 2.1.332 takes --resume-session-at with a fork: the copy ends at that message.
+      return [
+        "--resume",
+        start.origin,
+        ...(start.at === undefined ? [] : ["--resume-session-at", start.at]),
+        "--fork-session",
+        "--session-id",
+        start.cliId,
+      ]
   }
 }
 

@@ -41,7 +41,8 @@ export interface PartsInput {
   readonly services: Context.Context<Broker>
   readonly mapper: Mapper
   readonly cwd: string
-  readonly tools: ReadonlyArray<PluginTool>
+  /** The host's plugin tools of the process running (or being launched). */
+  readonly tools: () => ReadonlyArray<PluginTool>
   readonly controlMs: number
   readonly initializeMs: number
   readonly workflowRecord: { readonly attempts?: number; readonly delayMs?: number } | undefined
@@ -112,7 +113,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       sessionScope: input.sessionScope,
       services: input.services,
       cwd: input.cwd,
-      hasTools: input.tools.length > 0,
+      hasTools: () => input.tools().length > 0,
       initializeMs: input.initializeMs,
       controlMs: input.controlMs,
       start: input.start,

@@ -87,7 +87,8 @@ export interface ProcessOptions {
   /** The broker services the reader carries (it runs outside any caller). */
   readonly services: Context.Context<Broker>
   readonly cwd: string
-  readonly hasTools: boolean
+  /** The launch declares the host's plugin tools (its MCP server). */
+  readonly hasTools: () => boolean
   readonly initializeMs: number
   readonly controlMs: number
   /** How the next process joins its conversation. */
@@ -318,7 +319,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     const answer = yield* channel
       .request(
         "initialize",
-        initializeRequest({ hasTools: options.hasTools, appendSystemPrompt: prepared.appendSystemPrompt }),
+        initializeRequest({ hasTools: options.hasTools(), appendSystemPrompt: prepared.appendSystemPrompt }),
         options.initializeMs,
       )
       .pipe(
