@@ -3,10 +3,8 @@ import { modelCatalog } from "./models.ts"
 import {
   agentOptions,
   applyOption,
-  appliesAtNextStart,
   launchedModel,
   launchFlags,
-  liveRequests,
   OPTION_IDS,
   optionsRecord,
   parseOptions,
@@ -16,6 +14,7 @@ import {
   traceEnabled,
   traceKnobs,
 } from "./options.ts"
+import { appliesAtNextStart, liveRequests } from "./options/live.ts"
 
 const catalog = modelCatalog({
   models: [

@@ -1,15 +1,15 @@
 /**
  * The composer options: model, effort (ultracode after max), approval mode,
- * thinking, fast mode and Agent Trace. What they become at launch (flags) and
- * live (control requests), and how the agent declares them; the Agent
- * Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the option can only narrow;
- * and the maintenance check's knob (`CLAUDE_MAINTENANCE_CHECK`).
+ * thinking, fast mode and Agent Trace. What they become at launch (flags;
+ * live, as control requests: options/live.ts) and how the agent declares
+ * them; the Agent Trace launch knobs (`CLAUDE_AGENT_TRACE*`), which the
+ * option can only narrow; and the maintenance check's knob
+ * (`CLAUDE_MAINTENANCE_CHECK`).
  */
 import { type CliSupport, FULL_SUPPORT } from "./cli-version.ts"
 import { type ClaudeModel, defaultModel, resolveModel } from "./models.ts"
 import type { AgentOption, ModelEntry, OptionChoice } from "./sdk/protocol.ts"
 import { trimmed } from "./values.ts"
-import type { ControlSubtype } from "./wire.ts"
 
 // ---------------------------------------------------------------------------
 // Ids and values
@@ -97,7 +97,8 @@ export const asBoolean = (value: unknown): boolean | undefined => {
   return undefined
 }
 
-const isApproval = (value: unknown): value is ApprovalMode =>
+/** Is `value` one of the shared approval modes? */
+export const isApproval = (value: unknown): value is ApprovalMode =>
   typeof value === "string" && (APPROVAL_MODES as ReadonlyArray<string>).includes(value)
 
 /** The host's option record → typed options; unknown or malformed values are dropped. */
@@ -214,66 +215,6 @@ export const launchFlags = (
   if (opts.fastMode === true && (model === undefined || model.supportsFastMode === true))
     flags.push("--settings", JSON.stringify({ fastMode: true }))
   return flags
-}
-
-// ---------------------------------------------------------------------------
-// Live changes
-
-export type ControlRequest = { readonly subtype: ControlSubtype; readonly [key: string]: unknown }
-
-/** Options that only apply when the process next starts (nothing to send live). */
-export const appliesAtNextStart = (optionId: string): boolean => optionId === OPTION_IDS.thinking
-
-/** The effort as the `apply_flag_settings` layer takes it (ultracode = xhigh + ultracode, where the CLI has it). */
-export const effortSettings = (
-  effort: string | undefined,
-  cli: CliSupport = FULL_SUPPORT,
-): { effortLevel: string | null; ultracode: boolean } =>
-  effort === ULTRACODE
-    ? { effortLevel: "xhigh", ultracode: cli.has("ultracodeEffort") }
-    : { effortLevel: effort && effort !== "default" ? effort : null, ultracode: false }
-
-/**
- * The control requests that apply one option change to a running process.
- * `opts` are the options after the change. Thinking has no live request:
- * it applies at the next start.
- */
-export const liveRequests = (
-  optionId: string,
-  value: unknown,
-  opts: SessionOptions,
-  catalog: ReadonlyArray<ModelEntry> = [],
-  cli: CliSupport = FULL_SUPPORT,
-): ControlRequest[] => {
-  switch (optionId) {
-    case OPTION_IDS.model: {
-      const model = trimmed(value)
-      // No model: back to the CLI's default.
-      const setModel: ControlRequest =
-        model && model !== "default"
-          ? { subtype: "set_model", model: modelValue(model, catalog) }
-          : { subtype: "set_model" }
-      // A launch on a model without xhigh left ultracode off: ask again on the new model.
-      return opts.effort === ULTRACODE
-        ? [setModel, { subtype: "apply_flag_settings", settings: effortSettings(ULTRACODE, cli) }]
-        : [setModel]
-    }
-    case OPTION_IDS.approval:
-      // While planning the CLI stays in plan mode; the new approval mode applies when the plan is accepted.
-      return opts.plan === true
-        ? []
-        : [{ subtype: "set_permission_mode", mode: permissionModeFor(isApproval(value) ? value : undefined) }]
-    case OPTION_IDS.plan:
-      return [{ subtype: "set_permission_mode", mode: cliModeFor(opts) }]
-    case OPTION_IDS.effort: {
-      const effort = trimmed(value)?.toLowerCase() ?? opts.effort
-      return [{ subtype: "apply_flag_settings", settings: effortSettings(effort, cli) }]
-    }
-    case OPTION_IDS.fastMode:
-      return [{ subtype: "apply_flag_settings", settings: { fastMode: asBoolean(value) === true } }]
-    default:
-      return []
-  }
 }
 
 // ---------------------------------------------------------------------------

@@ -7,7 +7,8 @@
  * - session/approvals.ts: approvals and questions (open, answer, withdraw, settle all).
  * - session/runs.ts: the run ledger (open, end once, cancel watchdog, fence, delivery ids).
  * - session/mcp-bridge.ts: the host's plugin tools as the CLI's SDK MCP server.
- * - session/process.ts: launch, exit, stop; session/frames.ts: every frame routed.
+ * - session/process.ts: launch, exit, stop (session/spawn.ts: one launch); session/frames.ts: every frame routed.
+ * - session/prompt.ts: one prompt written (a run opened or steered); session/stop.ts: restart, close.
  * - session/pickup.ts: pickup evidence; session/undelivered.ts: its durable record.
  * - workflow/follow.ts: dynamic workflows' agent files, read while they run.
  *
@@ -28,7 +29,7 @@
  * before makeSession returns, so every hook is handed it: nothing is bound
  * late (no hook can run before: nothing launches until ensureProcess or prompt).
  */
-import { Effect, Exit, Scope, Semaphore } from "effect"
+import { Effect, Scope, Semaphore } from "effect"
 import type { LaunchFailed, SessionError } from "./errors.ts"
 import type { Mapper, Signal } from "./map.ts"
 import { type Broker, Log } from "./sdk/plugin-api.ts"
@@ -44,9 +45,11 @@ import type {
 import { makeCancels } from "./session/cancel.ts"
 import { makeConversationStart, type Recovery } from "./session/conversation.ts"
 import { makeUnreadReplay } from "./session/replay.ts"
-import { forgettingReported, makeUndeliveredRecord, undeliveredEntry } from "./session/undelivered.ts"
+import { forgettingReported, makeUndeliveredRecord } from "./session/undelivered.ts"
 import { assembleParts } from "./session/parts.ts"
-import { type PreparedLaunch, type ProcessKeeper, reportUnknown } from "./session/process.ts"
+import type { PreparedLaunch, ProcessKeeper } from "./session/process.ts"
+import { defaultContent, makePrompt } from "./session/prompt.ts"
+import { makeStops } from "./session/stop.ts"
 import type { DecodedLine } from "./transport.ts"
 import type { StartMode } from "./types.ts"
 import {
@@ -62,6 +65,7 @@ export type { PreparedLaunch } from "./session/process.ts"
 export type { Recovery } from "./session/conversation.ts"
 export { refusedConversation } from "./session/conversation.ts"
 export { questionsOf } from "./session/approvals.ts"
+export { userFrame } from "./session/prompt.ts"
 
 /** The live mapper of one conversation (map.ts). */
 export type SessionMapper = Mapper
@@ -167,33 +171,10 @@ export interface LiveSession {
   readonly unknownFrames: () => ReadonlyMap<string, number>
 }
 
-/** The stream-json user frame for one input. */
-export const userFrame = (
-  content: ReadonlyArray<unknown>,
-  uuid: string,
-  priority?: "next",
-): Record<string, unknown> => ({
-  type: "user",
-  message: { role: "user", content },
-  parent_tool_use_id: null,
-  uuid,
-  session_id: "",
-  ...(priority ? { priority } : {}),
-})
-
-const defaultContent = (params: PromptParams): ReadonlyArray<unknown> => [
-  ...(params.images ?? []).map((image) => ({
-    type: "image",
-    source: { type: "base64", media_type: image.media_type, data: image.data },
-  })),
-  ...(params.text !== "" || !params.images?.length ? [{ type: "text", text: params.text }] : []),
-]
-
 /** A session whose hooks get the LiveSession itself. */
 export const makeSession = (setup: SessionSetup): Effect.Effect<LiveSession, never, Scope.Scope | Broker> =>
   makeOwnedSession(setup, (live) => live)
 
-/** A session whose owner keeps its own record `R`, built once from the LiveSession; hooks get it. */
 /** A control request to the running process, its answer decoded (none running: nothing is sent, undefined). */
 const requestOn =
   (processes: ProcessKeeper) =>
@@ -207,6 +188,7 @@ const requestOn =
       return proc ? proc.channel.request(subtype, fields, timeoutMs) : Effect.succeed(undefined)
     })
 
+/** A session whose owner keeps its own record `R`, built once from the LiveSession; hooks get it. */
 export const makeOwnedSession = <R>(
   setup: SessionSetup<R>,
   own: (live: LiveSession) => R,
@@ -220,7 +202,6 @@ export const makeOwnedSession = <R>(
     // The reader runs outside any caller: it carries the broker services with it.
     const services = yield* Effect.context<Broker>()
 
-    let closed = false
     /** The plugin tools the next launch declares, and those of the process launched last. */
     let tools = setup.tools
     let launchedTools = setup.tools
@@ -289,64 +270,42 @@ export const makeOwnedSession = <R>(
       yield* afterLaunch(fresh)
     })
 
+    const { restart, close, closed } = makeStops({
+      ctx,
+      runs,
+      approvals,
+      processes,
+      pickup,
+      undelivered,
+      conversation,
+      sessionScope,
+      afterLaunch,
+      makeMapper: setup.makeMapper,
+    })
+
     relaunch = Effect.suspend(() =>
-      closed
+      closed()
         ? Effect.void
         : ctx
             .fork(Effect.provideContext(admission.withPermits(1)(ensureProcess()), services))
             .pipe(Effect.asVoid),
     )
 
-    const prompt = Effect.fn("claude.session.prompt")(function* (params: PromptParams) {
-      const { proc, fresh } = yield* processes.ensure
-      yield* afterLaunch(fresh)
-      const uuid = crypto.randomUUID()
-      const running = runs.current()
-      const steering = running !== undefined && !running.cancelling
-      const current = steering ? running : yield* runs.open(params.deliveryId ? [params.deliveryId] : [])
-      // A steer's delivery id joins the run that reports consuming it (user_message_uuids).
-      runs.sent({ uuid, deliveryId: params.deliveryId, runId: current.id })
-      yield* undelivered.add(undeliveredEntry(uuid, params.deliveryId, current.id))
-      pickup.written({ uuid, deliveryId: params.deliveryId, runId: current.id })
-      const content = (setup.promptContent ?? defaultContent)(params)
-      const input = { uuid, deliveryId: params.deliveryId, run: current, frame: userFrame(content, uuid) }
-      yield* replays.write(proc, input, steering ? userFrame(content, uuid, "next") : undefined)
-      const cliId = conversation.current().cliId
-      conversation.written()
-      if (sent) yield* sent({ itemId: params.itemId, uuid, cliId }, record)
-      return { run_id: current.id, steered: steering, input_uuid: uuid } satisfies PromptAccepted
+    const prompt = makePrompt({
+      processes,
+      runs,
+      pickup,
+      undelivered,
+      replays,
+      conversation,
+      afterLaunch,
+      content: setup.promptContent ?? defaultContent,
+      sent: sent && ((input) => sent(input, record)),
     })
 
     const request = requestOn(processes)
 
     const { cancel, cancelTask } = makeCancels({ ctx, runs, approvals, processes, timeouts })
-
-    const restart = Effect.fn("claude.session.restart")(function* (next: StartMode) {
-      const current = runs.current()
-      if (current) yield* runs.end(current, "Cancelled")
-      yield* approvals.settleAll("the conversation was rewound")
-      yield* processes.stop
-      yield* reportUnknown({ ctx, pickup, runs }, "the conversation was restarted before the model took it")
-      runs.forgetSent()
-      if (next.cliId !== conversation.current().cliId) ctx.mapper = setup.makeMapper(next.cliId)
-      conversation.set(next)
-      yield* processes.ensure
-      yield* afterLaunch(true)
-    })
-
-    const close = Effect.fn("claude.session.close")(function* () {
-      if (closed) return
-      closed = true
-      processes.markStopping()
-      yield* approvals.settleAll("the session closed")
-      // An initialize in flight fails now instead of waiting out its timeout.
-      yield* processes.abandon
-      // Closing lets the reader finish what the process already wrote (a last result).
-      yield* Scope.close(sessionScope, Exit.void)
-      yield* runs.closeCurrent
-      yield* reportUnknown({ ctx, pickup, runs }, "the session closed before the model took it", true)
-      yield* undelivered.settled
-    })
 
     const session: LiveSession = {
       hostId: sid,

@@ -1,10 +1,10 @@
 /**
  * What the parts of one account's agent share (agent.ts builds it; the
  * method groups in agent/ take it): the account, its catalog, its open
- * sessions and the few operations on them, and the session's info as the
- * host sees it.
+ * sessions and the few operations on them, the session's info as the host
+ * sees it, and the options an opened session keeps for a later fork.
  */
-import type { Effect, Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
 import type { SessionError, SessionNotFound } from "../errors.ts"
@@ -22,6 +22,7 @@ import type {
   SkillInfo,
 } from "../sdk/protocol.ts"
 import type { LiveSession } from "../session.ts"
+import * as state from "../state.ts"
 import type { StartMode } from "../types.ts"
 
 export interface AgentIdentity {
@@ -100,3 +101,9 @@ export const opened = (hostId: string, open: OpenSession): SessionOpened => ({
   session_id: hostId,
   info: sessionInfo(open),
 })
+
+/** Remember the options a session opened with, for a later fork (none chosen: nothing to keep). */
+export const keepOptions = (hostId: string, open: OpenSession) => {
+  const record = optionsRecord(open.options)
+  return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
+}

@@ -1,6 +1,7 @@
 /**
  * The provider methods that open, read and reshape conversations: create,
- * resume, fork, read, list, close, and rollback. A resumed, rewound or
+ * resume (agent/resume-session.ts), fork (agent/fork-session.ts), read,
+ * list, close, and rollback. A resumed, rewound or
  * forked conversation is always the CLI's own stored one (history.ts reads
  * it); the host's session id maps to the CLI's through session state
  * (state.ts: an alias after a rewind to nothing, the prompts sent).
@@ -15,17 +16,19 @@
  */
 import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
-import { RewindImpossible, type SessionError, SessionNotFound } from "../errors.ts"
+import { RewindImpossible, SessionNotFound } from "../errors.ts"
 import * as history from "../history.ts"
-import { optionsRecord, parseOptions } from "../options.ts"
+import { parseOptions } from "../options.ts"
 import { type Broker, Fs } from "../sdk/plugin-api.ts"
-import type { AgentProvider, PluginTool } from "../sdk/protocol.ts"
+import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import type { Account } from "../instances.ts"
-import { type Recovery, refusedConversation } from "../session.ts"
+import type { Recovery } from "../session.ts"
 import type { StartMode } from "../types.ts"
-import { type AgentContext, type OpenSession, opened } from "./context.ts"
-import { forkOf, forkStart, unwrittenFork, withUnwrittenForks } from "./forks.ts"
+import { type AgentContext, keepOptions, opened } from "./context.ts"
+import { forkSessionMethod } from "./fork-session.ts"
+import { resumeSessionMethod } from "./resume-session.ts"
+import { forkStart, unwrittenFork, withUnwrittenForks } from "./forks.ts"
 import { readableDir } from "./grants.ts"
 import { restartOf } from "./restart.ts"
 
@@ -47,24 +50,6 @@ export const recoveryFor =
   (guess: StartMode): Effect.Effect<Recovery, never, Broker> =>
     restartOf(acct, hostId, cwd, guess.cliId, true)
 
-/**
- * The tools and instructions a resume gives an open session, when they differ
- * from what it runs with (a value the call leaves out is kept); undefined when
- * nothing changes.
- */
-const reconfigured = (
-  open: OpenSession,
-  params: {
-    readonly tools?: ReadonlyArray<PluginTool> | undefined
-    readonly instructions?: string | undefined
-  },
-): { tools: ReadonlyArray<PluginTool>; instructions: string | undefined } | undefined => {
-  const tools = params.tools ?? open.tools
-  const instructions = params.instructions ?? open.instructions
-  const same = JSON.stringify(tools) === JSON.stringify(open.tools) && instructions === open.instructions
-  return same ? undefined : { tools, instructions }
-}
-
 type ConversationMethods = Pick<
   AgentProvider,
   | "createSession"
@@ -75,27 +60,6 @@ type ConversationMethods = Pick<
   | "closeSession"
   | "rollback"
 >
-
-/** Remember the options a session opened with, for a later fork (none chosen: nothing to keep). */
-const keepOptions = (hostId: string, open: OpenSession) => {
-  const record = optionsRecord(open.options)
-  return Object.keys(record).length > 0 ? state.rememberOptions(hostId, record) : Effect.void
-}
-
-/**
- * The CLI resumes from the leaf its last `last-prompt` record names (or
- * below it), and a process writes that record only at its next prompt or
- * its exit: after a rewind, the pre-rewind process's exit named the
- * abandoned branch. A rewound, idle origin process is restarted on its
- * conversation first, which writes the current leaf.
- */
-const settleLeaf = (acct: AgentContext["acct"], open: OpenSession, cliId: string, cwd: string) =>
-  Effect.gen(function* () {
-    if (!open.rewound || !open.live.isRunning() || open.live.runId() !== undefined) return
-    const leaf = yield* history.readLeaf(yield* configDirFor(acct), cwd, cliId)
-    if (leaf !== undefined) yield* open.live.restart({ kind: "resume", cliId })
-    open.rewound = false
-  })
 
 export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const { acct, call, closeOpen, lookup, openSession, sessions } = ctx
@@ -171,94 +135,8 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       )
     },
 
-    resumeSession: (params) =>
-      ctx.asOpening(
-        params.sessionId,
-        call(
-          Effect.fn("agent.resumeSession")(function* () {
-            const hostId = params.sessionId
-            // Already open and alive: keep its process (and any turn it is running)...
-            const existing = sessions.get(hostId)
-            if (existing?.live.isRunning()) {
-              const changed = reconfigured(existing, params)
-              if (changed === undefined) return opened(hostId, existing)
-              // ...unless the host gives it other tools or instructions: they reach a launch.
-              // A turn in flight keeps its process: they apply from its next start, and it says so.
-              if (existing.live.runId() !== undefined) {
-                existing.tools = changed.tools
-                existing.instructions = changed.instructions
-                existing.live.setTools(changed.tools)
-                yield* existing.live.emitNotice(
-                  "warning",
-                  "A turn is running: the tools and instructions this resume gave apply from Claude Code's next start for this chat",
-                )
-                return opened(hostId, existing)
-              }
-            }
-            const cliId = yield* state.cliIdFor(hostId)
-            // What the host leaves out of the call, an open session keeps.
-            const base = {
-              hostId,
-              cwd: params.cwd,
-              tools: params.tools ?? existing?.tools,
-              instructions: params.instructions ?? existing?.instructions,
-              options: params.options ? parseOptions(params.options) : (existing?.options ?? {}),
-            }
-            // The transcript decides (agent/restart.ts); a start the CLI refuses moves to the next try.
-            const openAs = (recovery: Recovery): Effect.Effect<OpenSession, SessionError, Broker> =>
-              openSession({ ...base, start: recovery.start }).pipe(
-                Effect.tap((open) =>
-                  recovery.notice ? open.live.emitNotice("warning", recovery.notice) : Effect.void,
-                ),
-                Effect.catchTag("ProcessExited", (error) =>
-                  recovery.orElse && refusedConversation(error.stderr)
-                    ? Effect.flatMap(recovery.orElse, openAs)
-                    : Effect.fail(error),
-                ),
-              )
-            const open = yield* openAs(yield* restartOf(acct, hostId, params.cwd, cliId, false))
-            yield* keepOptions(hostId, open)
-            return opened(hostId, open)
-          })(),
-        ),
-      ),
-
-    forkSession: (params) => {
-      const hostId = params.newSessionId ?? crypto.randomUUID()
-      return ctx.asOpening(
-        hostId,
-        call(
-          Effect.fn("agent.forkSession")(function* () {
-            const originOpen = sessions.get(params.sessionId)
-            if (originOpen) yield* settleLeaf(acct, originOpen, originOpen.live.cliId(), params.cwd)
-            // What it copies (an unwritten fork's own origin), and what the list shows until the CLI writes it.
-            const fork = yield* forkOf(acct, params.sessionId, params.cwd)
-            // A fork is the same conversation taken elsewhere: it keeps the origin's options,
-            // from its open session or, for a stored chat, from its session state.
-            const originOptions =
-              originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
-            const options = { ...originOptions, ...parseOptions(params.options) }
-            const open = yield* openSession({
-              hostId,
-              cwd: params.cwd,
-              tools: params.tools,
-              instructions: params.instructions,
-              options,
-              start: forkStart(fork, hostId),
-            })
-            yield* keepOptions(hostId, open)
-            // The origin's prompts are the fork's too (the CLI copies them with their uuids): each can be rewound to.
-            const originSent = (yield* state.loadSessionState(params.sessionId)).sent
-            yield* state.rememberFork(hostId, fork, {
-              ...originSent,
-              ...Object.fromEntries(originOpen?.sentUuids ?? []),
-            })
-            return opened(hostId, open)
-          })(),
-        ),
-      )
-    },
-
+    resumeSession: resumeSessionMethod(ctx),
+    forkSession: forkSessionMethod(ctx),
     readSession: (params) =>
       call(
         Effect.fn("agent.readSession")(function* () {

@@ -9,12 +9,12 @@ import { InvalidOption } from "../errors.ts"
 import {
   applyOption,
   cliModeFor,
-  liveRequests,
   OPTION_IDS,
   optionsRecord,
   ULTRACODE,
   withinWorkflowSwitch,
 } from "../options.ts"
+import { liveRequests } from "../options/live.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import { checkThinking } from "./session-checks.ts"

@@ -1,13 +1,12 @@
 /**
  * The process lifecycle of one session: at most one `claude` process at a
- * time, each in its own scope under the session's.
+ * time, each in its own scope under the session's. A launch itself (spawn,
+ * reader, silence watch, `initialize`) is session/spawn.ts; this file decides
+ * when to launch and what a process's end means.
  *
  * - Launch: the arguments are computed at every launch (the agent reads its
- *   knobs fresh); the reader runs before `initialize` is written, because the
- *   CLI's MCP `initialize` for our server arrives before its answer. An
- *   initialize answer that fails its schema is one warning; the process stays.
- * - An unreadable line is one warning; if it was a control request, the CLI
- *   gets an error answer to it rather than waiting for ever.
+ *   knobs fresh). A launch the CLI refuses with a next try to come
+ *   (session/conversation.ts) is followed by that try.
  * - A process that exits fails every control request still waiting (its
  *   channel's `failAll`), drops the open approvals and questions, and fails
  *   the run in flight with the last lines of stderr (or ends it Cancelled
@@ -25,42 +24,14 @@
  *   process: before its spawn it never spawns; during it, the close waits
  *   for the spawn's answer and the launch kills what it spawned.
  */
-import { type Context, Deferred, Effect, Exit, Scope } from "effect"
-import { LaunchFailed, ProcessExited, type SessionError } from "../errors.ts"
-import { initializeRequest } from "./launch.ts"
-import { type Broker, type BrokerError, Env, type ProcessExit } from "../sdk/plugin-api.ts"
-import { type DecodedLine, openTransport, type Transport } from "../transport.ts"
-import type { StartMode } from "../types.ts"
-import type { Frame, InitializeResponse } from "../wire.ts"
+import { Deferred, Effect, Exit, Scope } from "effect"
+import { ProcessExited, type SessionError } from "../errors.ts"
+import type { Broker, ProcessExit } from "../sdk/plugin-api.ts"
 import type { Approvals } from "./approvals.ts"
-import type { SessionContext } from "./context.ts"
-import { type ControlChannel, makeControlChannel } from "./control.ts"
 import { deliveryEvent, type PickupTracker } from "./pickup.ts"
-import type { RunLedger } from "./runs.ts"
-import { apiTimeoutOf, makeSilenceWatch, silenceBound } from "./silence.ts"
+import { launchProcess, type LiveProcess, type ProcessSlot, type SpawnOptions } from "./spawn.ts"
 
-/** What one launch runs: computed by the agent at every launch (knobs are read fresh). */
-export interface PreparedLaunch {
-  readonly args: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string | undefined>>
-  readonly appendSystemPrompt?: string | undefined
-}
-
-export interface LiveProcess {
-  readonly scope: Scope.Closeable
-  readonly channel: ControlChannel
-  /** Write one frame (a user message) to its stdin. */
-  readonly send: (frame: unknown) => Effect.Effect<void, ProcessExited>
-  exited: boolean
-  /** Closed on purpose (close, restart, abort): its exit is not news. */
-  stopping: boolean
-  /** How long a run on this process may stay silent (session/silence.ts). */
-  readonly silenceMs: number
-  /** Frames read from it so far (a write it never answered: none after it). */
-  heard: number
-  /** It answered `initialize`: its launch succeeded. */
-  initialized: boolean
-}
+export type { LiveProcess, PreparedLaunch } from "./spawn.ts"
 
 export interface ProcessKeeper {
   /** The process now running (not exited), if any. */
@@ -81,30 +52,10 @@ export interface ProcessKeeper {
   readonly abandon: Effect.Effect<void>
 }
 
-export interface ProcessOptions {
-  readonly ctx: SessionContext
-  readonly sessionScope: Scope.Scope
-  /** The broker services the reader carries (it runs outside any caller). */
-  readonly services: Context.Context<Broker>
-  readonly cwd: string
-  /** The launch declares the host's plugin tools (its MCP server). */
-  readonly hasTools: () => boolean
-  readonly initializeMs: number
-  readonly controlMs: number
-  /** How the next process joins its conversation. */
-  readonly start: () => StartMode
-  readonly prepare: (start: StartMode) => Effect.Effect<PreparedLaunch, LaunchFailed, Broker>
-  readonly decodeLine: (line: string) => DecodedLine<Frame>
-  readonly route: (channel: ControlChannel) => (frame: Frame) => Effect.Effect<void, never, Broker>
-  readonly runs: RunLedger
+export interface ProcessOptions extends SpawnOptions {
   readonly approvals: Approvals
   readonly pickup: PickupTracker
   readonly notice: (level: "warning" | "error", text: string) => Effect.Effect<void>
-  readonly initialized: ((answer: InitializeResponse) => Effect.Effect<void, never, Broker>) | undefined
-  /** A fixed silence bound (tests); otherwise it comes from the CLI's `API_TIMEOUT_MS`. */
-  readonly silenceMs: number | undefined
-  /** An approval or question waits for the user (the CLI is not silent then: it waits too). */
-  readonly awaitingUser: () => boolean
   /** Start a process again after an abort (the owner serializes it with prompts). */
   readonly relaunch: Effect.Effect<void>
   /** The process died: the owner's replay of a prompt it left unread, if any (started after the exit's reports). */
@@ -118,26 +69,6 @@ export interface ProcessOptions {
     readonly launched: () => void
   }
 }
-
-/** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
-const watchSilence = (
-  options: ProcessOptions,
-  silenceMs: number,
-  abort: (why: string) => Effect.Effect<void, never, Broker>,
-) =>
-  makeSilenceWatch({
-    silenceMs,
-    watching: () => options.runs.current() !== undefined && !options.awaitingUser(),
-    onSilent: (silentMs) =>
-      options.ctx
-        .fork(
-          Effect.provideContext(
-            abort(`Claude Code sent nothing for ${Math.round(silentMs / 1000)} s during a turn`),
-            options.services,
-          ),
-        )
-        .pipe(Effect.asVoid),
-  })
 
 /** Inputs still waiting when their process ends: nothing can prove their delivery any more. */
 export const reportUnknown = (
@@ -153,47 +84,17 @@ export const reportUnknown = (
     ),
   )
 
-/**
- * The launch's own reads, and the login API_TIMEOUT_MS (the silence bound)
- * beside them: each is a broker round trip before the spawn.
- */
-const prepareWithSilence = (options: ProcessOptions) =>
-  Effect.all(
-    [
-      options.prepare(options.start()),
-      options.silenceMs === undefined
-        ? Effect.gen(function* () {
-            return yield* (yield* Env).get("API_TIMEOUT_MS")
-          })
-        : Effect.succeed(undefined),
-    ],
-    { concurrency: "unbounded" },
-  ).pipe(
-    Effect.map(([prepared, loginTimeout]) => ({
-      prepared,
-      silenceMs: options.silenceMs ?? silenceBound(apiTimeoutOf(prepared.env.API_TIMEOUT_MS ?? loginTimeout)),
-    })),
-  )
-
-/** What a launch the session's close overtook fails with. */
-const closedWhileStarting = () =>
-  new LaunchFailed({ detail: "the session was closed while Claude Code was starting" })
-
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
-  const { ctx, runs } = options
-  let proc: LiveProcess | undefined
-  /** The session is closing: no launch may start or finish from now on. */
-  let closing = false
-  /** A spawn waiting for its answer: a close waits for it, then the launch kills what it got. */
-  let spawning: Deferred.Deferred<void> | undefined
+  const { runs } = options
+  const slot: ProcessSlot = { proc: undefined, closing: false, spawning: undefined }
 
   const onExit = (state: LiveProcess, exit: ProcessExit, stderr: string) =>
     Effect.gen(function* () {
       state.exited = true
       const error = new ProcessExited({ code: exit.code, signal: exit.signal, stderr })
       yield* state.channel.failAll(error)
-      if (proc !== state) return
-      proc = undefined
+      if (slot.proc !== state) return
+      slot.proc = undefined
       // A launch the CLI refused, with a next try to come: that launch goes on, this exit is no news.
       if (!state.initialized && options.fallback.pending()) return
       const run = runs.current()
@@ -216,9 +117,9 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const abort = (state: LiveProcess, why: string) =>
     Effect.gen(function* () {
       // Only the process in charge: an old one's late timeout must not end a newer one's run.
-      if (state.stopping || state.exited || proc !== state) return
+      if (state.stopping || state.exited || slot.proc !== state) return
       state.stopping = true
-      proc = undefined
+      slot.proc = undefined
       yield* reportUnknown(options, "Claude Code stopped answering before it showed the model took it")
       runs.forgetSent()
       yield* options.approvals.settleAll("the Claude Code process stopped answering")
@@ -237,103 +138,11 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const stopProcess = (state: LiveProcess) =>
     Effect.suspend(() => {
       state.stopping = true
-      if (proc === state) proc = undefined
+      if (slot.proc === state) slot.proc = undefined
       return Scope.close(state.scope, Exit.void)
     })
 
-  const launch = Effect.fn("claude.session.launch")(function* () {
-    const { prepared, silenceMs } = yield* prepareWithSilence(options)
-    if (closing) return yield* closedWhileStarting()
-    const scope = yield* Scope.fork(options.sessionScope)
-    // The channel writes through the transport opened just below.
-    let transport: Transport | undefined
-    const send = (frame: unknown): Effect.Effect<void, ProcessExited> =>
-      transport && !state.exited
-        ? transport.send(frame).pipe(
-            // A write the pipe refused: the process is gone, whether or not its exit was seen yet.
-            Effect.tapError(() =>
-              Effect.sync(() => {
-                state.exited = true
-              }),
-            ),
-          )
-        : Effect.fail(new ProcessExited({ code: null, signal: null, stderr: transport?.stderrTail() ?? "" }))
-    const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
-    const state: LiveProcess = {
-      scope,
-      channel,
-      send,
-      exited: false,
-      stopping: false,
-      silenceMs,
-      heard: 0,
-      initialized: false,
-    }
-    const route = options.route(channel)
-    const silence = watchSilence(options, silenceMs, (why) => abort(state, why))
-    const onFrame = (frame: Frame) => {
-      state.heard++
-      silence.onFrame(frame)
-      return route(frame)
-    }
-    const spawned = Deferred.makeUnsafe<void>()
-    spawning = spawned
-    const opened = yield* openTransport<Frame>({
-      command: "claude",
-      args: prepared.args,
-      cwd: options.cwd,
-      env: prepared.env,
-      decode: options.decodeLine,
-      onFrame: (frame) => Effect.provideContext(onFrame(frame), options.services),
-      onBadLine: (message, line, requestId) =>
-        ctx.log.warn(`claude session ${ctx.sid}: unreadable line from the CLI (${message})`, line).pipe(
-          // An unreadable control request still gets its answer: the CLI waits for one.
-          Effect.andThen(
-            requestId === undefined
-              ? Effect.void
-              : channel.refuse(requestId, `convergence/claude could not read this request (${message})`),
-          ),
-        ),
-    }).pipe(
-      Scope.provide(scope),
-      Effect.mapError((error: BrokerError) => new LaunchFailed({ detail: error.message })),
-      Effect.tapError(() => Scope.close(scope, Exit.void)),
-      Effect.ensuring(
-        Effect.suspend(() => {
-          if (spawning === spawned) spawning = undefined
-          return Deferred.succeed(spawned, undefined)
-        }),
-      ),
-      Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
-    )
-    transport = opened
-    if (closing) {
-      yield* opened.kill
-      yield* Scope.close(scope, Exit.void)
-      return yield* closedWhileStarting()
-    }
-    proc = state
-    yield* ctx.fork(opened.closed.pipe(Effect.flatMap((exit) => onExit(state, exit, opened.stderrTail()))))
-    yield* silence.loop.pipe(Effect.forkIn(scope))
-    // The reader already runs: the CLI's MCP initialize comes before this answer.
-    const answer = yield* channel
-      .request(
-        "initialize",
-        initializeRequest({ hasTools: options.hasTools(), appendSystemPrompt: prepared.appendSystemPrompt }),
-        options.initializeMs,
-      )
-      .pipe(
-        Effect.map((decoded): InitializeResponse | undefined => decoded),
-        Effect.catchTag("ControlAnswerInvalid", (error) =>
-          ctx.log.warn(`claude session ${ctx.sid}: ${error.message}`).pipe(Effect.as(undefined)),
-        ),
-        Effect.tapError(() => stopProcess(state)),
-        Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
-      )
-    state.initialized = true
-    if (answer !== undefined && options.initialized) yield* options.initialized(answer)
-    return state
-  })
+  const launch = launchProcess(options, slot, { exited: onExit, abort, stop: stopProcess })
 
   /** Launch; should the CLI refuse the conversation and a next try exist, launch that. */
   const launchTrying: Effect.Effect<LiveProcess, SessionError, Broker> = Effect.suspend(() =>
@@ -348,24 +157,24 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   )
 
   const ensure = Effect.suspend(() =>
-    proc && !proc.exited
-      ? Effect.succeed({ proc, fresh: false })
+    slot.proc && !slot.proc.exited
+      ? Effect.succeed({ proc: slot.proc, fresh: false })
       : launchTrying.pipe(Effect.map((launched) => ({ proc: launched, fresh: true }))),
   )
 
   return {
-    current: () => (proc && !proc.exited ? proc : undefined),
+    current: () => (slot.proc && !slot.proc.exited ? slot.proc : undefined),
     ensure,
-    stop: Effect.suspend(() => (proc ? stopProcess(proc) : Effect.void)),
+    stop: Effect.suspend(() => (slot.proc ? stopProcess(slot.proc) : Effect.void)),
     markStopping: () => {
-      closing = true
-      if (proc) proc.stopping = true
+      slot.closing = true
+      if (slot.proc) slot.proc.stopping = true
     },
     abort,
     abandon: Effect.suspend(() =>
-      Effect.andThen(spawning ? Deferred.await(spawning) : Effect.void, () =>
-        proc
-          ? proc.channel.failAll(
+      Effect.andThen(slot.spawning ? Deferred.await(slot.spawning) : Effect.void, () =>
+        slot.proc
+          ? slot.proc.channel.failAll(
               new ProcessExited({ code: null, signal: "SIGTERM", stderr: "the session closed" }),
             )
           : Effect.void,
