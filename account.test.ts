@@ -322,6 +322,42 @@ describe("maintenance", () => {
     })
   })
 
+  it("~/.local/bin/claude past the grants: npm's when npm at ~/.local holds the package, else native", async () => {
+    const local = "/home/user/.local/bin/claude"
+    const npmAt = (answer: RunResult) =>
+      makeMemoryBroker({
+        which: { claude: local },
+        run: {
+          claude: claude({ ...version, update: ok("Updated") }),
+          npm: (args) => Effect.succeed(args[0] === "ls" ? answer : ok("2.1.336")),
+        },
+      })
+    const held = npmAt(
+      ok(JSON.stringify({ dependencies: { "@anthropic-ai/claude-code": { version: "2.1.332" } } })),
+    )
+    expect(await run(held, maintenance())).toMatchObject({ manager: "npm", can_update: true })
+    expect(held.ran.find((r) => r.args[0] === "ls")?.args).toContain("/home/user/.local")
+    await run(held, update())
+    expect(held.ran.some((r) => r.command === "claude" && r.args[0] === "update")).toBe(false)
+    expect(held.ran.at(-2)?.args).toEqual([
+      "install",
+      "-g",
+      "--prefix",
+      "/home/user/.local",
+      "@anthropic-ai/claude-code@latest",
+    ])
+    expect(await run(npmAt(ok("{}", 1)), maintenance())).toMatchObject({
+      manager: "native",
+      can_update: true,
+    })
+    // npm ran but said nothing readable: nobody is proven to own it.
+    expect(await run(npmAt(ok("npm ERR! oops", 1)), maintenance())).toEqual({
+      version: "2.1.332",
+      can_update: false,
+      path: local,
+    })
+  })
+
   it("a CLI that does not run reports no version", async () => {
     const broker = makeMemoryBroker({
       which: { claude: "/usr/bin/claude" },

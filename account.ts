@@ -304,9 +304,31 @@ const publishedVersion = (prefix: string | undefined) =>
   })
 
 /**
+ * Does the global npm at `prefix` hold the package? `undefined` when npm ran
+ * and gave no answer to read; false when npm cannot run at all (then it
+ * installed nothing).
+ */
+const npmHolds = (prefix: string) =>
+  Effect.gen(function* () {
+    const listed = yield* run("npm", ["ls", "-g", "--json", "--depth=0", "--prefix", prefix, PACKAGE], 30_000)
+    if (listed.code === null) return false
+    let answer: unknown
+    try {
+      answer = JSON.parse(listed.stdout)
+    } catch {
+      return undefined
+    }
+    if (typeof answer !== "object" || answer === null) return undefined
+    const dependencies = (answer as { dependencies?: unknown }).dependencies
+    return typeof dependencies === "object" && dependencies !== null && PACKAGE in dependencies
+  })
+
+/**
  * Where `which` found `claude` and who owns it. Without a readable real
- * path, `<prefix>/bin/claude` counts as npm's only when that prefix's global
- * npm lists the package.
+ * path (a link out of the grants), `<prefix>/bin/claude` counts as npm's
+ * only when that prefix's global npm lists the package; `~/.local/bin/claude`
+ * is the native installer's link, or npm's with `prefix=~/.local`, so it is
+ * native only once that npm says it does not hold the package.
  */
 const locate = Effect.gen(function* () {
   const process = yield* Process
@@ -315,15 +337,16 @@ const locate = Effect.gen(function* () {
   if (found === null) return { path: undefined, installer: undefined }
   const real = yield* fs.realpath(found)
   const path = real ?? found
-  const installer = installerOf(path) ?? (real === null ? installerOf(found) : undefined)
-  if (installer) return { path, installer }
-  const bin = /^(.*)\/bin\/claude$/.exec(found)
-  const prefix = bin?.[1]
-  if (real === null && prefix && !prefix.split("/").includes("node_modules")) {
-    const listed = yield* run("npm", ["ls", "-g", "--json", "--depth=0", "--prefix", prefix, PACKAGE], 30_000)
-    if (listed.code === 0 && listed.stdout.includes(`"${PACKAGE}"`))
-      return { path, installer: { manager: "npm", prefix } as Installer }
-  }
+  const installer = installerOf(path)
+  // The native shape of an unresolved link is npm's too (`prefix=~/.local`): asked below.
+  if (installer && (real !== null || installer.manager === "npm")) return { path, installer }
+  const prefix = /^(.*)\/bin\/claude$/.exec(found)?.[1]
+  if (real !== null || !prefix || prefix.split("/").includes("node_modules"))
+    return { path, installer: undefined }
+  const held = yield* npmHolds(prefix)
+  if (held === true) return { path, installer: { manager: "npm", prefix } as Installer }
+  if (held === false && installerOf(found)?.manager === "native")
+    return { path, installer: { manager: "native" } as Installer }
   return { path, installer: undefined }
 })
 

@@ -12,25 +12,28 @@ import { type Context, Effect, Exit, Scope } from "effect"
 import { accountMethods } from "./agent/account.ts"
 import type { AgentContext, AgentIdentity, OpenParams, OpenSession } from "./agent/context.ts"
 import { conversationMethods, recoveryFor, storedPromptFor } from "./agent/conversations.ts"
+import { withDeletes } from "./agent/deleted.ts"
+import { withLaunches } from "./agent/launches.ts"
 import { runMethods } from "./agent/runs.ts"
 import {
+  checkThinking,
   checkUltracode as checkUltracodeOf,
   refreshSkills as refreshSkillsOf,
   workflowsOnIn,
 } from "./agent/session-checks.ts"
 import { makeCatalog } from "./agent/catalog.ts"
 import { type CliDetector, type CliSupport, type CliTable, makeCliDetector } from "./cli-version.ts"
-import { childEnvFor, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
+import { childEnvFor, knobFlags, type LaunchKnobs, readLaunchKnobsLogged } from "./config.ts"
 import { LaunchFailed, SessionNotFound, type SessionError, toFailure } from "./errors.ts"
 import type { Account } from "./instances.ts"
-import { appendSystemPrompt, launchArgs } from "./session/launch.ts"
+import { appendSystemPrompt, launchArgs, sessionLaunchFlags } from "./session/launch.ts"
 import { makeRecovery } from "./agent/recovery.ts"
 import { makeMapper } from "./map.ts"
 import type { ClaudeModel } from "./models.ts"
 import { launchFlags, refusedBypassFlag, type SessionOptions, withinWorkflowSwitch } from "./options.ts"
 import { brokerContext } from "./sdk/context.ts"
 import type { Broker, PluginApi } from "./sdk/plugin-api.ts"
-import type { AgentEvent, AgentFailure, AgentHost, AgentProvider } from "./sdk/protocol.ts"
+import type { AgentEvent, AgentFailure, AgentHost, AgentProvider, SessionLaunch } from "./sdk/protocol.ts"
 import { type LiveSession, makeOwnedSession, type SessionTimeouts } from "./session.ts"
 import { reportUndelivered } from "./session/undelivered.ts"
 import { promptWithSkill } from "./skills.ts"
@@ -47,12 +50,15 @@ export interface AgentTuning {
   readonly cliTable?: CliTable
 }
 
+/** What every call of the agent waits for first (main.ts: the Rust plugin's state read into storage). */
+export type AgentReady = Effect.Effect<void>
+
 const decode = decodeLine
 
 /** The options and knobs as the CLI's command line. */
 const argsFor = (
   start: StartMode,
-  cwd: string,
+  params: OpenParams,
   options: SessionOptions,
   models: ReadonlyArray<ClaudeModel>,
   knobs: LaunchKnobs,
@@ -61,15 +67,11 @@ const argsFor = (
 ) =>
   launchArgs({
     start,
-    workspace: cwd,
+    workspace: params.cwd,
     cli,
-    optionFlags: launchFlags(options, models, allowBypass, cli),
-    knobFlags: [
-      ...knobs.mcpConfigs.flatMap((config) => ["--mcp-config", config]),
-      ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
-      ...(knobs.settingSources !== undefined ? ["--setting-sources", knobs.settingSources] : []),
-    ],
-    addDirs: knobs.addDirs,
+    optionFlags: [...launchFlags(options, models, allowBypass, cli), ...sessionLaunchFlags(params.launch)],
+    knobFlags: knobFlags(knobs),
+    addDirs: [...knobs.addDirs, ...(params.launch?.additionalDirectories ?? [])],
     extraArgs: knobs.extraArgs,
   })
 
@@ -143,9 +145,13 @@ const launchFor =
       )
       const options = withinWorkflowSwitch(open.options, workflowsOn)
       return {
-        args: argsFor(start, params.cwd, options, models(), knobs, bypass.allowed, support),
+        args: argsFor(start, params, options, models(), knobs, bypass.allowed, support),
         env,
-        appendSystemPrompt: appendSystemPrompt(knobs.appendSystemPrompt, params.instructions),
+        appendSystemPrompt: appendSystemPrompt(
+          knobs.appendSystemPrompt,
+          params.launch?.appendSystemPrompt,
+          open.instructions,
+        ),
       }
     })
 
@@ -175,22 +181,30 @@ const cliNoticeOnce = (cli: CliDetector) => {
     })
 }
 
-/** Run with the broker, failing as the protocol's one-line AgentFailure. */
+/** Run with the broker once `ready` is done, failing as the protocol's one-line AgentFailure. */
 const callWith =
-  (services: Context.Context<Broker>) =>
+  (services: Context.Context<Broker>, ready: AgentReady) =>
   <A, E, R extends Broker>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AgentFailure> =>
-    effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<A, AgentFailure>
+    Effect.andThen(
+      ready,
+      effect.pipe(Effect.mapError(toFailure), Effect.provideContext(services)) as Effect.Effect<
+        A,
+        AgentFailure
+      >,
+    )
 
 export const makeClaudeAgent = (
   api: PluginApi,
   host: AgentHost,
   identity: AgentIdentity,
   tuning: AgentTuning = {},
+  ready: AgentReady = Effect.void,
 ): AgentProvider => {
   const acct: Account = identity.account ?? { id: "claude", name: identity.name }
   const services = brokerContext(api)
   const agentScope = Scope.makeUnsafe()
   const sessions = new Map<string, OpenSession>()
+  const launches = new Map<string, SessionLaunch>()
   const cli = makeCliDetector(tuning.cliTable) // version and flags, learned once per binary
   const noticeCli = cliNoticeOnce(cli)
   const catalog = makeCatalog({
@@ -209,7 +223,7 @@ export const makeClaudeAgent = (
   // Until a launch proves otherwise (root without IS_SANDBOX), every launch may switch to Full live.
   const bypass = { allowed: true }
 
-  const call = callWith(services)
+  const call = callWith(services, ready)
 
   const emit = (event: AgentEvent) => host.emit(event)
   const recovery = makeRecovery({
@@ -219,6 +233,11 @@ export const makeClaudeAgent = (
     emit,
     provide: (effect) => Effect.provideContext(effect, services),
   })
+
+  /** Sessions being opened, each marked when a close comes first: the open then fails (close wins). */
+  const opening = new Map<string, { closed: boolean }>()
+  const closedWhileOpening = () =>
+    new LaunchFailed({ detail: "the session was closed while Claude Code was starting" })
 
   const lookup = (sessionId: string) =>
     Effect.suspend(() => {
@@ -230,10 +249,25 @@ export const makeClaudeAgent = (
     refreshSkillsOf(acct, catalog, emit, open, sessionId)
   const checkUltracode = (open: OpenSession) => checkUltracodeOf(acct, open, cli)
 
+  /** Run `effect`, an open of `hostId`, marked from its first step on: a close before it ends makes it fail. */
+  const asOpening = <A, E, R>(hostId: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      const mark = { closed: false }
+      opening.set(hostId, mark)
+      return effect.pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (opening.get(hostId) === mark) opening.delete(hostId)
+          }),
+        ),
+      )
+    })
+
   const openSession = (params: OpenParams): Effect.Effect<OpenSession, SessionError, Broker> =>
     Effect.gen(function* () {
       const scope = yield* Scope.fork(agentScope)
       const hostId = params.hostId
+      const closed = () => opening.get(hostId)?.closed === true
       // The options as they stand (a live change included), read from the open session.
       const trace = yield* tracedEmit(
         params,
@@ -250,7 +284,7 @@ export const makeClaudeAgent = (
           tools: params.tools ?? [],
           instructions: params.instructions,
           start: params.start,
-          prepareLaunch: launchFor(acct, params, models, bypass, cli),
+          prepareLaunch: launchFor(acct, { ...params, launch: launches.get(hostId) }, models, bypass, cli),
           makeMapper: () =>
             makeMapper({
               sessionId: hostId,
@@ -270,6 +304,7 @@ export const makeClaudeAgent = (
                 yield* noticeCli(hostId, open)
                 yield* refreshSkills(open, hostId)
                 yield* checkUltracode(open)
+                yield* checkThinking(open, models())
               }),
             sent: ({ itemId, uuid }, open) =>
               Effect.gen(function* () {
@@ -289,8 +324,17 @@ export const makeClaudeAgent = (
       const previous = sessions.get(hostId)
       if (previous) yield* closeOpen(hostId, previous)
       yield* reportUndelivered(hostId, emit)
+      // A close that came first wins: nothing is started (or what started is stopped).
+      const closedFirst = Effect.suspend(() =>
+        closed() ? Effect.andThen(closeOpen(hostId, open), Effect.fail(closedWhileOpening())) : Effect.void,
+      )
+      yield* closedFirst
       sessions.set(hostId, open)
-      yield* startProcess(open, bypass).pipe(Effect.tapError(() => closeOpen(hostId, open)))
+      yield* startProcess(open, bypass).pipe(
+        Effect.tapError(() => closeOpen(hostId, open)),
+        Effect.mapError((error) => (closed() ? closedWhileOpening() : error)),
+      )
+      yield* closedFirst
       return open
     })
 
@@ -315,6 +359,11 @@ export const makeClaudeAgent = (
     lookup,
     openSession,
     closeOpen,
+    asOpening,
+    closeOpening: (hostId: string) => {
+      const mark = opening.get(hostId)
+      if (mark) mark.closed = true
+    },
     checkUltracode,
     workflowsOn: (cwd: string) => workflowsOnIn(acct, cwd),
   }
@@ -322,7 +371,7 @@ export const makeClaudeAgent = (
   return {
     id: identity.id,
     ...accountMethods(ctx),
-    ...conversationMethods(ctx),
+    ...withLaunches(withDeletes(ctx, conversationMethods(ctx)), launches),
     ...runMethods(ctx),
     dispose: () =>
       Effect.gen(function* () {

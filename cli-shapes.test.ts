@@ -84,6 +84,11 @@ const DIFFERENCES: Readonly<Record<string, { readonly newer: string[]; readonly 
       "main text: API Error: Request rejected (429) · Number of request tokens has exceeded your rate limit.",
     ],
   },
+  // A typed `/model haiku` picks each release's own Haiku.
+  local_commands: {
+    newer: ["main text: Set model to `Haiku 5.5` for this session only"],
+    older: ["main text: Set model to `Haiku 4.5` for this session only"],
+  },
   // The scripted model quotes the Agent tool's result, whose preamble 2.1.332 reworded.
   subagent_foreground: {
     newer: [

@@ -5,10 +5,12 @@ import {
   childEnvFor,
   configDirFor,
   continuationKey,
-  knobArgs,
+  knobFlags,
   readLaunchKnobs,
   readLaunchKnobsLogged,
   readMergedSettings,
+  readSettingSources,
+  settingSourcesOf,
   splitShellWords,
 } from "./config.ts"
 import { DEFAULT_ACCOUNT } from "./instances.ts"
@@ -121,7 +123,7 @@ describe("launch knobs", () => {
       addDirs: ["/home/user/src/lib", "/opt/shared dir"],
       warnings: [],
     })
-    expect(knobArgs(knobs)).toEqual([
+    expect(knobFlags(knobs)).toEqual([
       "--mcp-config",
       "/cfg/a.json",
       "--mcp-config",
@@ -129,15 +131,20 @@ describe("launch knobs", () => {
       "--strict-mcp-config",
       "--setting-sources",
       "user,project",
-      "--add-dir",
-      "/home/user/src/lib",
-      "--add-dir",
-      "/opt/shared dir",
-      "--max-turns",
-      "3",
-      "--allowedTools",
-      "Bash(git log:*)",
     ])
+  })
+  it("takes an unquoted CLAUDE_MCP_CONFIG that opens with { as one JSON document, its quotes kept", async () => {
+    const json = '{"mcpServers": {"x": {"command": "y", "args": ["a b"]}}}'
+    const broker = makeMemoryBroker({ env: { CLAUDE_MCP_CONFIG: ` ${json} ` } })
+    const knobs = await run(broker, readLaunchKnobs)
+    expect(knobs.mcpConfigs).toEqual([json])
+    expect(knobs.warnings).toEqual([])
+  })
+  it("refuses a CLAUDE_MCP_CONFIG opening with { that is not one JSON document, saying how to quote it", async () => {
+    const broker = makeMemoryBroker({ env: { CLAUDE_MCP_CONFIG: '{"a":1} /cfg/b.json' } })
+    const knobs = await run(broker, readLaunchKnobs)
+    expect(knobs.mcpConfigs).toEqual([])
+    expect(knobs.warnings).toEqual([expect.stringMatching(/not one JSON document.*single quotes: '\{/)])
   })
   it("splits CLAUDE_ADD_DIRS like a shell line when it has no ':'", async () => {
     const broker = makeMemoryBroker({ env: { CLAUDE_ADD_DIRS: `/a "/b c"` } })
@@ -146,7 +153,7 @@ describe("launch knobs", () => {
   it("has no knobs by default, and strict only for 1/true/yes/on", async () => {
     const none = await run(makeMemoryBroker(), readLaunchKnobs)
     expect(none).toEqual({ extraArgs: [], mcpConfigs: [], strictMcpConfig: false, addDirs: [], warnings: [] })
-    expect(knobArgs(none)).toEqual([])
+    expect(knobFlags(none)).toEqual([])
     for (const [value, strict] of [
       ["1", true],
       ["on", true],
@@ -232,5 +239,29 @@ describe("settings", () => {
       a: 1,
     })
     expect(await run(broker, readMergedSettings("/nowhere"))).toEqual({})
+  })
+  it("reads only the sources CLAUDE_SETTING_SOURCES leaves the CLI (2.1.332: user skips the project's files)", async () => {
+    const broker = makeMemoryBroker({
+      env: { CLAUDE_SETTING_SOURCES: " user , local, bogus" },
+      files: {
+        "/home/user/.claude/settings.json": JSON.stringify({ a: 1, b: 1 }),
+        "/ws/.claude/settings.json": JSON.stringify({ enableWorkflows: false, b: 2 }),
+        "/ws/.claude/settings.local.json": JSON.stringify({ c: 3 }),
+      },
+    })
+    const sources = await run(broker, readSettingSources)
+    expect([...sources].sort()).toEqual(["local", "user"])
+    expect(await run(broker, readMergedSettings("/home/user/.claude", "/ws", sources))).toEqual({
+      a: 1,
+      b: 1,
+      c: 3,
+    })
+    expect(
+      await run(broker, readMergedSettings("/home/user/.claude", "/ws", settingSourcesOf("project"))),
+    ).toEqual({
+      enableWorkflows: false,
+      b: 2,
+    })
+    expect(settingSourcesOf(undefined)).toEqual(settingSourcesOf("user,project,local"))
   })
 })

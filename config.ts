@@ -105,6 +105,29 @@ export const splitShellWords = (
   return { words, warnings }
 }
 
+/**
+ * CLAUDE_MCP_CONFIG: a value that opens with `{` is one JSON document (shell
+ * splitting would strip its quotes: `{"a":1}` → `{a:1}`); anything else is
+ * files or quoted JSON strings, split like a shell line. A `{` value that is
+ * not one JSON document is refused, with how to quote it.
+ */
+const splitMcpConfigs = (value: string): { readonly words: string[]; readonly warnings: string[] } => {
+  const text = value.trim()
+  if (!text.startsWith("{")) return splitShellWords(value, "CLAUDE_MCP_CONFIG")
+  try {
+    JSON.parse(text)
+    return { words: [text], warnings: [] }
+  } catch (error) {
+    return {
+      words: [],
+      warnings: [
+        `CLAUDE_MCP_CONFIG ignored: it starts with "{" but is not one JSON document (${(error as Error).message}); ` +
+          `to give several configurations, put each JSON one in single quotes: '{"mcpServers":{…}}' /path/other.json`,
+      ],
+    }
+  }
+}
+
 /** CLAUDE_ADD_DIRS: a PATH-style list when it holds ':', else shell words. */
 const splitDirs = (value: string) =>
   value.includes(":")
@@ -138,7 +161,7 @@ export const readLaunchKnobs: Effect.Effect<LaunchKnobs, never, Env> = Effect.ge
   const extraArgs = extra ? splitShellWords(extra, "CLAUDE_EXTRA_ARGS") : { words: [], warnings: [] }
   warnings.push(...extraArgs.warnings)
 
-  const mcpConfigs = mcp ? splitShellWords(mcp, "CLAUDE_MCP_CONFIG") : { words: [], warnings: [] }
+  const mcpConfigs = mcp ? splitMcpConfigs(mcp) : { words: [], warnings: [] }
   warnings.push(...mcpConfigs.warnings)
 
   const addDirs = dirs ? splitDirs(dirs) : { words: [], warnings: [] }
@@ -170,16 +193,44 @@ export const readLaunchKnobsLogged: Effect.Effect<LaunchKnobs, never, Env | Log>
 })
 
 /**
- * The knobs as CLI arguments. List flags swallow the words after them, so
- * every value gets its own flag; the user's extra arguments come last.
+ * The knobs' own flags on a session's command line (session/launch.ts puts
+ * them after the options; the extra directories and the user's arguments
+ * have places of their own there). List flags swallow the words after them,
+ * so every value gets its own flag.
  */
-export const knobArgs = (knobs: LaunchKnobs): string[] => [
+export const knobFlags = (knobs: LaunchKnobs): string[] => [
   ...knobs.mcpConfigs.flatMap((c) => ["--mcp-config", c]),
   ...(knobs.strictMcpConfig ? ["--strict-mcp-config"] : []),
   ...(knobs.settingSources !== undefined ? ["--setting-sources", knobs.settingSources] : []),
-  ...knobs.addDirs.flatMap((d) => ["--add-dir", d]),
-  ...knobs.extraArgs,
 ]
+
+// ---------------------------------------------------------------------------
+// Setting sources
+
+/** The settings the CLI layers: the user's, the project's `.claude/settings.json` (and `.claude/skills`), its local file. */
+export type SettingSource = "user" | "project" | "local"
+
+export const ALL_SETTING_SOURCES: ReadonlySet<SettingSource> = new Set(["user", "project", "local"])
+
+/**
+ * The sources `--setting-sources` (CLAUDE_SETTING_SOURCES) leaves the CLI,
+ * every one when unset. 2.1.332: `user` governs `<config dir>/settings.json`
+ * and `<config dir>/skills`, `project` `.claude/settings.json` and
+ * `.claude/skills`, `local` `.claude/settings.local.json`; managed settings
+ * apply whatever it says. An unknown name is the CLI's to refuse.
+ */
+export const settingSourcesOf = (value: string | undefined): ReadonlySet<SettingSource> => {
+  if (value === undefined || value.trim() === "") return ALL_SETTING_SOURCES
+  const named = value.split(",").map((s) => s.trim())
+  return new Set([...ALL_SETTING_SOURCES].filter((source) => named.includes(source)))
+}
+
+/** The setting sources of the login environment as they are now (read at every use, like the knobs). */
+export const readSettingSources: Effect.Effect<ReadonlySet<SettingSource>, never, Env> = Effect.gen(
+  function* () {
+    return settingSourcesOf(yield* (yield* Env).get("CLAUDE_SETTING_SOURCES"))
+  },
+)
 
 // ---------------------------------------------------------------------------
 // Settings files
@@ -204,22 +255,28 @@ export const readUserSettings = (configDir: string): Effect.Effect<Record<string
 /**
  * User settings with the workspace's project and local settings over them
  * (top-level keys; later files win), as the CLI layers them for the switches
- * the plugin reads (workflows, the ultracode keyword).
+ * the plugin reads (workflows, the ultracode keyword); only the `sources`
+ * the CLI reads (CLAUDE_SETTING_SOURCES).
  */
 export const readMergedSettings = (
   configDir: string,
   workspace?: string,
+  sources: ReadonlySet<SettingSource> = ALL_SETTING_SOURCES,
 ): Effect.Effect<Record<string, unknown>, never, Fs> =>
   Effect.gen(function* () {
-    if (!workspace) return yield* readUserSettings(configDir)
+    const none = Effect.succeed(undefined)
     // Three independent reads (broker round trips): side by side, merged in their order.
     const [user, project, local] = yield* Effect.all(
       [
-        readUserSettings(configDir),
-        readJsonObject(join(workspace, ".claude", "settings.json")),
-        readJsonObject(join(workspace, ".claude", "settings.local.json")),
+        sources.has("user") ? readUserSettings(configDir) : none,
+        workspace && sources.has("project")
+          ? readJsonObject(join(workspace, ".claude", "settings.json"))
+          : none,
+        workspace && sources.has("local")
+          ? readJsonObject(join(workspace, ".claude", "settings.local.json"))
+          : none,
       ],
       { concurrency: "unbounded" },
     )
-    return { ...user, ...(project ?? {}), ...(local ?? {}) }
+    return { ...(user ?? {}), ...(project ?? {}), ...(local ?? {}) }
   })

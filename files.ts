@@ -11,7 +11,7 @@ import { endsOfWhole, planEnds } from "./sdk/file-ends.ts"
 import { type FileEnds, Fs, type FsShape } from "./sdk/plugin-api.ts"
 
 const lenient = new TextDecoder()
-/** Strict decoding is several times faster on valid input (measured on Node 20); bad bytes fall back. */
+/** Strict decoding is faster on valid input; bad bytes fall back. */
 const strict = new TextDecoder("utf-8", { fatal: true })
 
 /** UTF-8 bytes as text; a character split at either end (a byte range cut) or a bad byte becomes U+FFFD. */
@@ -165,9 +165,8 @@ export class LineSplitter {
    * The part of a line that spans chunks, copied into one buffer the
    * splitter owns and reuses line after line (grown by doubling up to
    * `CARRY_BYTES`): one copy per byte, no fresh array per piece or per join
-   * (a 1 GB read made ~20 MB of such arrays wait for a collection, and
-   * copied every byte twice). A line longer than that (rare: a huge tool
-   * result) keeps the rest as copied pieces, joined at its end or handed to
+   * (those wait for a collection and copy every byte twice). A line longer
+   * than that (rare: a huge tool result) keeps the rest as copied pieces, joined at its end or handed to
    * the cutter, so no buffer grown for one line outlives it.
    */
   private carry = new Uint8Array(0)

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { NodeFsLayer, nodeFs } from "./bench/node-fs.ts"
+import { NodeFsLayer, nodeFs } from "./testkit/node-fs.ts"
 import {
   chainOf,
   encodeCwd,

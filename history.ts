@@ -30,18 +30,24 @@ export { type ListParams, listSessions, listShardKey } from "./history/session-l
 // ---------------------------------------------------------------------------
 // read_session
 
-/** One conversation with its subagents and workflow runs placed in; null when there is no such file. */
+/**
+ * One conversation with its subagents and workflow runs placed in; null when
+ * there is no such file. `upTo`: only the conversation up to that message
+ * (what a fork cut there copies).
+ */
 export const readSession: (
   configDir: string,
   cwd: string,
   cliSessionId: string,
+  upTo?: string,
 ) => Effect.Effect<SessionTranscript | null, never, Fs> = Effect.fn("history.readSession")(function* (
   configDir: string,
   cwd: string,
   cliSessionId: string,
+  upTo?: string,
 ) {
   const dir = yield* projectDir(configDir, cwd)
-  const main = yield* readMainChat(sessionFile(dir, cliSessionId))
+  const main = yield* readMainChat(sessionFile(dir, cliSessionId), upTo)
   if (main === null) return null
   const items = yield* attachSubagents(main.items, main.notifications, join(dir, cliSessionId))
   const sidecar = yield* Fs.use((fs) => fs.read(join(dir, cliSessionId, "custom-title.json")))
@@ -54,24 +60,53 @@ export const readSession: (
   return { session_id: cliSessionId, items, ...(title === undefined ? {} : { title }) }
 })
 
+/** A conversation's title by the list's rules (up to `upTo`, as a fork copies it); undefined without one. */
+export const readTitle = (
+  configDir: string,
+  cwd: string,
+  cliSessionId: string,
+  upTo?: string,
+): Effect.Effect<string | undefined, never, Fs> =>
+  Effect.gen(function* () {
+    const dir = yield* projectDir(configDir, cwd)
+    const chain = yield* readChain(sessionFile(dir, cliSessionId))
+    const first = firstPromptRecord(cutAfter(chain.records, upTo))
+    const prompt = first === undefined ? undefined : promptOf(first)?.text
+    const sidecar = yield* Fs.use((fs) => fs.read(join(dir, cliSessionId, "custom-title.json")))
+    return chatTitle({
+      sidecar: titleOfSidecar(sidecar),
+      custom: chain.customTitle,
+      ai: chain.aiTitle,
+      prompt: prompt === undefined || prompt === "" ? undefined : firstLine(prompt),
+    })
+  })
+
 /**
  * The main chat's items and what the rest of the read needs of its records
  * (notifications, the title's parts): the records themselves are let go
  * before its subagents are read.
  */
-const readMainChat = (path: string) =>
+const readMainChat = (path: string, upTo?: string) =>
   Effect.map(readChain(path), (chain) => {
     if (!chain.found) return null
-    const first = firstPromptRecord(chain.records)
+    const records = cutAfter(chain.records, upTo)
+    const first = firstPromptRecord(records)
     const firstPrompt = first === undefined ? undefined : promptOf(first)?.text
     return {
-      items: recordsToItems(chain.records),
-      notifications: notificationsIn(chain.records),
+      items: recordsToItems(records),
+      notifications: notificationsIn(records),
       prompt: firstPrompt === undefined ? undefined : firstLine(firstPrompt),
       customTitle: chain.customTitle,
       aiTitle: chain.aiTitle,
     }
   })
+
+/** The chain up to the message `upTo` (kept); all of it without one or when it is not there. */
+const cutAfter = <R extends { readonly uuid?: unknown }>(records: R[], upTo: string | undefined): R[] => {
+  if (upTo === undefined) return records
+  const at = records.findIndex((r) => r.uuid === upTo)
+  return at < 0 ? records : records.slice(0, at + 1)
+}
 
 // ---------------------------------------------------------------------------
 // Prompts and rewind points
@@ -93,17 +128,19 @@ export const promptRecords = (records: ReadonlyArray<StoredRecord>): StoredRecor
 }
 
 /**
- * `promptRecords(records)[0]` without reading the records after it (the
+ * `promptRecords(records)[0]` without reading the records past it (the
  * title needs only the first prompt). Whether a record is a control
- * request's command depends only on the records before it, so the prefix
- * up to a candidate decides.
+ * request's command depends only on the records before it and the one
+ * after it (its output), so the prefix up to that one decides.
  */
 export const firstPromptRecord = (records: ReadonlyArray<StoredRecord>): StoredRecord | undefined => {
   for (let at = 0; at < records.length; at++) {
     const r = records[at] as StoredRecord
     if (r.type !== "user" || isToolResult(r) || isInterruptText(recordText(r)) || promptOf(r) === null)
       continue
-    if (!localCommandUuids(records.slice(0, at + 1)).has(r.uuid as string)) return r
+    // Only a command can be a control request's: a plain prompt needs no look around it.
+    if (!recordText(r).trimStart().startsWith("<command-name>")) return r
+    if (!localCommandUuids(records.slice(0, at + 2)).has(r.uuid as string)) return r
   }
   return undefined
 }
@@ -122,18 +159,21 @@ export interface StoredPrompts {
   readonly prompts: ReadonlyArray<StoredRecord>
 }
 
+/** A stored conversation's prompts (`upTo`: of the conversation up to that message). */
 export const readPrompts: (
   configDir: string,
   cwd: string,
   cliSessionId: string,
+  upTo?: string,
 ) => Effect.Effect<StoredPrompts, never, Fs> = Effect.fn("history.readPrompts")(function* (
   configDir: string,
   cwd: string,
   cliSessionId: string,
+  upTo?: string,
 ) {
   const dir = yield* projectDir(configDir, cwd)
   const chain = yield* readChain(sessionFile(dir, cliSessionId))
-  return { found: chain.found, prompts: promptRecords(chain.records) }
+  return { found: chain.found, prompts: promptRecords(cutAfter(chain.records, upTo)) }
 })
 
 /** Where rewinding to just before a prompt resumes, and the prompts it keeps. */

@@ -98,9 +98,11 @@ export const modelCatalog = (initializeResponse: unknown): ClaudeModel[] => {
         ...(row.supportsThinkingOff !== undefined && { thinkingOff: row.supportsThinkingOff }),
       }
       entries.push(target)
-    } else if (row.supportedEffortLevels && row.supportedEffortLevels.length > 0) {
-      // The running CLI knows its models' levels better than a file written for one version.
-      target.efforts = [...row.supportedEffortLevels]
+    } else {
+      // The running CLI knows its models better than a file written for one version.
+      if (row.supportedEffortLevels && row.supportedEffortLevels.length > 0)
+        target.efforts = [...row.supportedEffortLevels]
+      if (row.supportsThinkingOff !== undefined) target.thinkingOff = row.supportsThinkingOff
     }
     if (row.value !== target.value && !target.aliases.includes(row.value)) target.aliases.push(row.value)
   }

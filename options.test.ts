@@ -12,6 +12,7 @@ import {
   parseOptions,
   promptKeywords,
   refusedBypassFlag,
+  thinkingStaysOn,
   traceEnabled,
   traceKnobs,
 } from "./options.ts"
@@ -86,8 +87,8 @@ describe("launchFlags", () => {
     ).toBe(true)
     expect(refusedBypassFlag("Error: No message found with message.uuid of: x")).toBe(false)
   })
-  it("passes the versioned model for a stored alias, effort, thinking off and fast mode", () => {
-    expect(launchFlags({ model: "opus", effort: "max", thinking: false, fastMode: true }, catalog)).toEqual([
+  it("passes the versioned model for a stored alias, effort and fast mode", () => {
+    expect(launchFlags({ model: "opus", effort: "max", fastMode: true }, catalog)).toEqual([
       "--model",
       "claude-opus-5-5",
       "--effort",
@@ -95,11 +96,23 @@ describe("launchFlags", () => {
       "--permission-mode",
       "default",
       "--allow-dangerously-skip-permissions",
-      "--thinking",
-      "disabled",
+      "--thinking-display",
+      "summarized",
       "--settings",
       '{"fastMode":true}',
     ])
+  })
+  it("turns thinking off only on a model that can: a 5.x model keeps it shown, and says so", () => {
+    expect(launchFlags({ model: "claude-haiku-4-5", thinking: false }, catalog).slice(-2)).toEqual([
+      "--thinking",
+      "disabled",
+    ])
+    expect(thinkingStaysOn({ model: "claude-haiku-4-5", thinking: false }, catalog)).toBeUndefined()
+    for (const opts of [{ model: "opus", thinking: false }, { thinking: false }]) {
+      expect(launchFlags(opts, catalog).slice(-2)).toEqual(["--thinking-display", "summarized"])
+      expect(thinkingStaysOn(opts, catalog)?.label).toBe("Opus 5.5")
+    }
+    expect(thinkingStaysOn({ model: "opus" }, catalog)).toBeUndefined()
   })
   it("sends ultracode as --effort ultracode, only for a model with xhigh", () => {
     expect(launchFlags({ model: "claude-opus-5-5", effort: "ultracode" }, catalog)).toContain("ultracode")
@@ -175,12 +188,13 @@ describe("agentOptions", () => {
   const byId = (settings?: Record<string, unknown>) =>
     Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
 
-  it("declares model, effort, approval, thinking, fast mode and Agent Trace", () => {
+  it("declares model, effort, approval, plan mode, thinking, fast mode and Agent Trace", () => {
     const options = byId()
     expect(Object.keys(options)).toEqual([
       "model",
       "effort",
       "approval_mode",
+      "plan_mode",
       "thinking",
       "fast_mode",
       "agent_trace",
@@ -217,10 +231,64 @@ describe("agentOptions", () => {
     ])
     expect(effort?.choicesByModel?.["claude-haiku-4-5"]).toEqual([])
   })
+  it("offers the Thinking toggle only where some model can turn thinking off", () => {
+    const fiveOnly = catalog.filter((m) => m.thinkingOff === false)
+    expect(fiveOnly.length).toBeGreaterThan(0)
+    expect(agentOptions(fiveOnly).map((o) => o.id)).not.toContain("thinking")
+    // The CLI's own word on a model wins over models.json's.
+    const cliSays = modelCatalog({
+      models: [{ value: "opus", resolvedModel: "claude-opus-5-5", supportsThinkingOff: true }],
+    })
+    expect(cliSays.find((m) => m.value === "claude-opus-5-5")?.thinkingOff).toBe(true)
+  })
   it("offers no ultracode when workflows are off", () => {
     const effort = byId({ enableWorkflows: false }).effort
     expect(effort?.choices?.map((c) => c.value)).not.toContain("ultracode")
     expect(effort?.choicesByModel?.["claude-opus-5-5"]?.map((c) => c.value)).not.toContain("ultracode")
+  })
+})
+
+describe("plan mode and the user's default mode", () => {
+  const byId = (settings?: Record<string, unknown>) =>
+    Object.fromEntries(agentOptions(catalog, settings).map((o) => [o.id, o]))
+
+  it("adopts permissions.defaultMode as the declared defaults; dontAsk and unknown values stay supervised", () => {
+    const defaults = (defaultMode: unknown) => {
+      const o = byId({ permissions: { defaultMode } })
+      return [o.approval_mode?.default, o.plan_mode?.default]
+    }
+    expect(defaults("acceptEdits")).toEqual(["accept_edits", false])
+    expect(defaults("auto")).toEqual(["auto", false])
+    expect(defaults("bypassPermissions")).toEqual(["full", false])
+    expect(defaults("plan")).toEqual(["supervised", true])
+    expect(defaults("dontAsk")).toEqual(["supervised", false])
+    expect(defaults(42)).toEqual(["supervised", false])
+    expect([byId().approval_mode?.default, byId().plan_mode?.default]).toEqual(["supervised", false])
+  })
+
+  it("launches in plan mode while planning, in the approval's mode otherwise", () => {
+    const mode = (record: Record<string, unknown>) => {
+      const flags = launchFlags(parseOptions(record), catalog)
+      return flags[flags.indexOf("--permission-mode") + 1]
+    }
+    expect(mode({ approval_mode: "accept_edits", plan_mode: true })).toBe("plan")
+    expect(mode({ approval_mode: "accept_edits", plan_mode: false })).toBe("acceptEdits")
+    expect(mode({ plan_mode: "true" })).toBe("plan")
+  })
+
+  it("switches live: plan on and off, and an approval change waits while planning", () => {
+    const planning = parseOptions({ approval_mode: "auto", plan_mode: true })
+    expect(liveRequests(OPTION_IDS.plan, true, planning)).toEqual([
+      { subtype: "set_permission_mode", mode: "plan" },
+    ])
+    const done = parseOptions({ approval_mode: "auto", plan_mode: false })
+    expect(liveRequests(OPTION_IDS.plan, false, done)).toEqual([
+      { subtype: "set_permission_mode", mode: "auto" },
+    ])
+    expect(liveRequests(OPTION_IDS.approval, "full", { ...planning, approval: "full" })).toEqual([])
+    expect(liveRequests(OPTION_IDS.approval, "full", { ...done, approval: "full" })).toEqual([
+      { subtype: "set_permission_mode", mode: "bypassPermissions" },
+    ])
   })
 })
 

@@ -21,6 +21,7 @@ export const OPTION_IDS = {
   thinking: "thinking",
   fastMode: "fast_mode",
   agentTrace: "agent_trace",
+  plan: "plan_mode",
 } as const
 
 export type ApprovalMode = "supervised" | "accept_edits" | "auto" | "full"
@@ -39,6 +40,28 @@ export const PERMISSION_MODE: Readonly<Record<ApprovalMode, string>> = {
 export const permissionModeFor = (approval: ApprovalMode | undefined): string =>
   PERMISSION_MODE[approval ?? "supervised"]
 
+/** The CLI's mode: `plan` while plan mode is on (it changes nothing, whoever approves), else the approval's. */
+export const cliModeFor = (opts: SessionOptions): string =>
+  opts.plan === true ? "plan" : permissionModeFor(opts.approval)
+
+/**
+ * The user's `permissions.defaultMode` as the declared defaults: a front end shows and sends
+ * them, so the session runs the mode it shows. `dontAsk` and unknown values keep Supervised.
+ */
+export const settingsDefaults = (
+  settings: PermissionSettings | undefined,
+): { approval: ApprovalMode; plan: boolean } => {
+  const mode = (settings?.permissions as { defaultMode?: unknown } | undefined)?.defaultMode
+  if (mode === "plan") return { approval: "supervised", plan: true }
+  const approval = APPROVAL_MODES.find((m) => PERMISSION_MODE[m] === mode)
+  return { approval: approval ?? "supervised", plan: false }
+}
+
+/** The settings that carry the user's default permission mode. */
+export interface PermissionSettings {
+  readonly permissions?: unknown
+}
+
 export const EFFORT_LEVELS = ["low", "medium", "high", "xhigh", "max"] as const
 /** xhigh plus standing dynamic-workflow orchestration, for the session only. */
 export const ULTRACODE = "ultracode"
@@ -51,6 +74,8 @@ export interface SessionOptions {
   readonly fastMode?: boolean
   /** Agent Trace notes for this session's commits (unset: on). */
   readonly agentTrace?: boolean
+  /** Plan mode: the agent plans and changes nothing until its plan is accepted (unset: off). */
+  readonly plan?: boolean
 }
 
 /** The settings that switch workflows (and so ultracode) on and off. */
@@ -63,7 +88,7 @@ export interface WorkflowSettings {
 export const workflowsEnabled = (settings: WorkflowSettings | undefined): boolean =>
   settings?.enableWorkflows !== false && settings?.disableWorkflows !== true
 
-const asBoolean = (value: unknown): boolean | undefined => {
+export const asBoolean = (value: unknown): boolean | undefined => {
   if (typeof value === "boolean") return value
   if (typeof value !== "string") return undefined
   const v = value.trim().toLowerCase()
@@ -84,6 +109,7 @@ export const parseOptions = (record: Readonly<Record<string, unknown>> | undefin
   const thinking = asBoolean(record[OPTION_IDS.thinking])
   const fastMode = asBoolean(record[OPTION_IDS.fastMode])
   const agentTrace = asBoolean(record[OPTION_IDS.agentTrace])
+  const plan = asBoolean(record[OPTION_IDS.plan])
   return {
     ...(model !== undefined && { model }),
     ...(effort !== undefined && effort !== "default" && { effort }),
@@ -91,6 +117,7 @@ export const parseOptions = (record: Readonly<Record<string, unknown>> | undefin
     ...(thinking !== undefined && { thinking }),
     ...(fastMode !== undefined && { fastMode }),
     ...(agentTrace !== undefined && { agentTrace }),
+    ...(plan !== undefined && { plan }),
   }
 }
 
@@ -102,6 +129,7 @@ export const optionsRecord = (opts: SessionOptions): Record<string, string | boo
   ...(opts.thinking !== undefined && { [OPTION_IDS.thinking]: opts.thinking }),
   ...(opts.fastMode !== undefined && { [OPTION_IDS.fastMode]: opts.fastMode }),
   ...(opts.agentTrace !== undefined && { [OPTION_IDS.agentTrace]: opts.agentTrace }),
+  ...(opts.plan !== undefined && { [OPTION_IDS.plan]: opts.plan }),
 })
 
 /** One option changed; other values kept. An unusable value clears that option. */
@@ -139,6 +167,20 @@ const effortFits = (effort: string, model: ModelEntry | undefined): boolean => {
 export const withinWorkflowSwitch = (opts: SessionOptions, workflowsOn: boolean): SessionOptions =>
   workflowsOn || opts.effort !== ULTRACODE ? opts : { ...opts, effort: "xhigh" }
 
+/**
+ * Thinking is off but the session's model cannot turn it off (`thinkingOff:
+ * false`: the 5.x models, where 2.1.332 sends adaptive thinking whatever
+ * `--thinking` says): that model, so the session can say so; else undefined.
+ */
+export const thinkingStaysOn = (
+  opts: SessionOptions,
+  catalog: ReadonlyArray<ModelEntry>,
+): ClaudeModel | undefined => {
+  if (opts.thinking !== false) return undefined
+  const model = opts.model ? resolveModel(opts.model, catalog) : defaultModel(catalog)
+  return model?.thinkingOff === false ? model : undefined
+}
+
 /** The value `--model` / `set_model` gets: the versioned id when known, else as stored. */
 export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): string =>
   resolveModel(value, catalog)?.value ?? value
@@ -148,9 +190,9 @@ export const modelValue = (value: string, catalog: ReadonlyArray<ModelEntry>): s
  * the strictest). `--allow-dangerously-skip-permissions` goes on every launch
  * the CLI allows it (`allowBypass`: not as root without `IS_SANDBOX`), so
  * Full access can be chosen live on a session launched in another mode.
- * Thinking on shows summarized reasoning; off asks the CLI to disable it
- * (models that cannot turn it off keep thinking). A CLI without ultracode
- * gets its nearest level, xhigh.
+ * Thinking on shows summarized reasoning; off asks the CLI to disable it,
+ * except on a model that cannot turn it off, which keeps it shown
+ * (`thinkingStaysOn`). A CLI without ultracode gets its nearest level, xhigh.
  */
 export const launchFlags = (
   opts: SessionOptions,
@@ -164,9 +206,10 @@ export const launchFlags = (
   // `--effort ultracode` is accepted by the CLI, which sends xhigh and turns ultracode on.
   const effort = opts.effort === ULTRACODE && !cli.has("ultracodeEffort") ? "xhigh" : opts.effort
   if (effort && effortFits(effort, model)) flags.push("--effort", effort)
-  flags.push("--permission-mode", permissionModeFor(opts.approval))
+  flags.push("--permission-mode", cliModeFor(opts))
   if (allowBypass) flags.push(ALLOW_BYPASS_FLAG)
-  if (opts.thinking === false) flags.push("--thinking", "disabled")
+  if (opts.thinking === false && thinkingStaysOn(opts, catalog) === undefined)
+    flags.push("--thinking", "disabled")
   else flags.push("--thinking-display", "summarized")
   if (opts.fastMode === true && (model === undefined || model.supportsFastMode === true))
     flags.push("--settings", JSON.stringify({ fastMode: true }))
@@ -216,9 +259,12 @@ export const liveRequests = (
         : [setModel]
     }
     case OPTION_IDS.approval:
-      return [
-        { subtype: "set_permission_mode", mode: permissionModeFor(isApproval(value) ? value : undefined) },
-      ]
+      // While planning the CLI stays in plan mode; the new approval mode applies when the plan is accepted.
+      return opts.plan === true
+        ? []
+        : [{ subtype: "set_permission_mode", mode: permissionModeFor(isApproval(value) ? value : undefined) }]
+    case OPTION_IDS.plan:
+      return [{ subtype: "set_permission_mode", mode: cliModeFor(opts) }]
     case OPTION_IDS.effort: {
       const effort = trimmed(value)?.toLowerCase() ?? opts.effort
       return [{ subtype: "apply_flag_settings", settings: effortSettings(effort, cli) }]
@@ -275,9 +321,10 @@ const APPROVAL_CHOICES: OptionChoice[] = [
 /** The options an agent declares for its catalog. */
 export const agentOptions = (
   catalog: ReadonlyArray<ModelEntry>,
-  settings?: WorkflowSettings,
+  settings?: WorkflowSettings & PermissionSettings,
   cli: CliSupport = FULL_SUPPORT,
 ): AgentOption[] => {
+  const adopted = settingsDefaults(settings)
   const fallback = defaultModel(catalog) as ClaudeModel | undefined
   const options: AgentOption[] = [
     {
@@ -316,15 +363,23 @@ export const agentOptions = (
     label: "Approvals",
     kind: "select",
     choices: APPROVAL_CHOICES,
-    default: "supervised",
+    default: adopted.approval,
   })
   options.push({
-    id: OPTION_IDS.thinking,
-    label: "Thinking",
+    id: OPTION_IDS.plan,
+    label: "Plan mode",
     kind: "toggle",
-    default: true,
-    appliesAtNextStart: true,
+    default: adopted.plan,
   })
+  // Offered only where turning thinking off can do something.
+  if (catalog.some((m) => (m as ClaudeModel).thinkingOff !== false))
+    options.push({
+      id: OPTION_IDS.thinking,
+      label: "Thinking",
+      kind: "toggle",
+      default: true,
+      appliesAtNextStart: true,
+    })
   if (catalog.some((m) => m.supportsFastMode === true))
     options.push({ id: OPTION_IDS.fastMode, label: "Fast mode", kind: "toggle", default: false })
   options.push({ id: OPTION_IDS.agentTrace, label: "Agent Trace notes", kind: "toggle", default: true })

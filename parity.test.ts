@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "./bench/node-fs.ts"
+import { NodeFsLayer } from "./testkit/node-fs.ts"
 import { readSession } from "./history.ts"
 import type { AgentEvent, TaskInfo, ToolCall, TranscriptItem } from "./sdk/protocol.ts"
 
@@ -26,7 +26,7 @@ type Scopes = Map<string, Line[]>
 const callLine = (c: ToolCall): Line =>
   `tool_call ${c.name} ${c.kind} ${JSON.stringify(c.title)} ${c.status}${c.exit_code === undefined ? "" : ` exit ${c.exit_code}`}`
 const taskLine = (t: TaskInfo): Line =>
-  `task ${t.id} ${t.status} ${JSON.stringify(t.title)}${t.parent_task_id ? ` in ${t.parent_task_id}` : ""}${t.summary === undefined ? "" : ` summary ${JSON.stringify(t.summary)}`}`
+  `task ${t.id} ${t.status} ${JSON.stringify(t.title)}${t.parent_task_id ? ` in ${t.parent_task_id}` : ""}${t.background ? " background" : ""}${t.summary === undefined ? "" : ` summary ${JSON.stringify(t.summary)}`}`
 
 const push = (scopes: Scopes, scope: string, line: Line) => {
   const list = scopes.get(scope)

@@ -45,11 +45,16 @@ const typeChecked = (root: string): string[] => {
   return parsed.fileNames.map((f) => f.slice(root.length + 1)).sort()
 }
 
-/** The files vitest runs as tests, by the config's own include and exclude patterns. */
+/** The files vitest runs as tests, by its projects' own include and exclude patterns. */
 const testsRun = (files: ReadonlyArray<string>): string[] => {
-  const include = picomatch(vitestConfig.test?.include ?? [], { dot: true })
-  const exclude = picomatch(vitestConfig.test?.exclude ?? [], { dot: true })
-  return files.filter((f) => include(f) && !exclude(f))
+  const projects = (vitestConfig.test?.projects ?? []).map((project) => {
+    const test = typeof project === "object" && "test" in project ? project.test : undefined
+    return {
+      include: picomatch(test?.include ?? [], { dot: true }),
+      exclude: picomatch(test?.exclude ?? [], { dot: true }),
+    }
+  })
+  return files.filter((f) => projects.some((p) => p.include(f) && !p.exclude(f)))
 }
 
 /** A scratch copy of the layout with a plugin file in a new folder. */

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest"
 import { contentBlocks, localCommandUuids, recordText, type StoredRecord } from "./records.ts"
 import { isObject } from "./values.ts"
 
-/** The definitions before 2026-12-01 22:40: arrays filtered, mapped and joined. */
+/** The plain definitions: arrays filtered, mapped and joined. */
 const plainBlocks = (record: StoredRecord): ReadonlyArray<Record<string, unknown>> => {
   const message = record.message
   if (!isObject(message)) return []
@@ -22,19 +22,29 @@ const plainText = (record: StoredRecord): string =>
     .filter((b) => b.type === "text" && typeof b.text === "string")
     .map((b) => b.text as string)
     .join("\n")
+/** A command right after its caveat, answered by a user stdout record, its caveat not after a compaction summary. */
 const plainLocalCommands = (records: ReadonlyArray<StoredRecord>): Set<string> => {
   const found = new Set<string>()
-  let caveat: string | undefined
-  for (const record of records) {
-    if (record.type !== "user") continue
-    const text = plainText(record).trimStart()
-    const uuid = typeof record.uuid === "string" ? record.uuid : undefined
-    if (record.isMeta === true && text.startsWith("<local-command-caveat>")) caveat = uuid
-    else if (caveat !== undefined && record.parentUuid === caveat && text.startsWith("<command-name>")) {
-      if (uuid !== undefined && record.turnAttributionKey === undefined) found.add(uuid)
-      caveat = undefined
-    } else caveat = undefined
-  }
+  const users = records.filter((r) => r.type === "user")
+  const summaries = new Set(users.filter((r) => r.isCompactSummary === true).map((r) => r.uuid))
+  users.forEach((record, i) => {
+    const caveat = users[i - 1]
+    const next = records[records.indexOf(record) + 1]
+    const isCaveat =
+      caveat?.isMeta === true && plainText(caveat).trimStart().startsWith("<local-command-caveat>")
+    if (
+      isCaveat &&
+      typeof record.uuid === "string" &&
+      record.parentUuid === caveat?.uuid &&
+      plainText(record).trimStart().startsWith("<command-name>") &&
+      record.turnAttributionKey === undefined &&
+      !(summaries.has(caveat?.parentUuid) && users.slice(0, i).some((r) => r.uuid === caveat?.parentUuid)) &&
+      next?.type === "user" &&
+      next.parentUuid === record.uuid &&
+      plainText(next).trimStart().startsWith("<local-command-stdout>")
+    )
+      found.add(record.uuid)
+  })
   return found
 }
 
@@ -111,6 +121,17 @@ describe("record text and blocks", () => {
       uuid: "m1",
       parentUuid: "c1",
     })
+    const answer = user("<local-command-stdout>Set model to opus</local-command-stdout>", {
+      uuid: "o1",
+      parentUuid: "m1",
+    })
+    const summary = user("This session is being continued…", { uuid: "s1", isCompactSummary: true })
+    const afterSummary = { ...caveat, uuid: "c3", parentUuid: "s1" }
+    const compact = user("<command-name>/compact</command-name>", { uuid: "m3", parentUuid: "c3" })
+    const compacted = user("<local-command-stdout>Compacted </local-command-stdout>", {
+      uuid: "o3",
+      parentUuid: "m3",
+    })
     const typed = user("<command-name>/compact</command-name>", {
       uuid: "m2",
       parentUuid: "c2",
@@ -120,11 +141,14 @@ describe("record text and blocks", () => {
     const sequences = [
       records,
       [caveat, command],
-      [caveat2, typed],
-      [caveat, user("x", { uuid: "u" }), command],
+      [caveat, command, answer],
+      [caveat2, typed, answer],
+      [caveat, user("x", { uuid: "u" }), command, answer],
+      [summary, afterSummary, compact, compacted],
+      [caveat, command, answer, summary, afterSummary, compact, compacted],
     ]
     for (const sequence of sequences)
       expect([...localCommandUuids(sequence)].sort()).toEqual([...plainLocalCommands(sequence)].sort())
-    expect([...localCommandUuids([caveat, command])]).toEqual(["m1"])
+    expect([...localCommandUuids([caveat, command, answer])]).toEqual(["m1"])
   })
 })

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "./bench/node-fs.ts"
+import { NodeFsLayer } from "./testkit/node-fs.ts"
 import { readChain } from "./history.ts"
 import { firstLine, isTaskNotification, promptOf, recordsToItems, type StoredRecord } from "./records.ts"
 import type { TranscriptItem } from "./sdk/protocol.ts"

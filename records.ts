@@ -101,29 +101,56 @@ const commandText = (text: string): string | undefined => {
  * The CLI's records of control requests: a set_model is stored as a command
  * `/model <name>` after a `<local-command-caveat>` meta record ("The command
  * below was run directly in Claude Code, not sent to you as a request"), its
- * output in a `<local-command-stdout>` record. Nobody typed it, so it is no
- * prompt of the chat. A command the user typed (`/compact`) is stored the same
- * way but carries `turnAttributionKey` (CLI 2.1.332: a control request's
- * record has none), and stays. Their uuids, from records in chain order.
+ * output in a `<local-command-stdout>` *user* record right after it. Nobody
+ * typed it, so it is no prompt of the chat. A command the user typed is
+ * stored the same way, but its output is a `system` `local_command` record
+ * (2.1.282 and 2.1.332, whoever sent it, with or without a uuid), and a
+ * typed `/compact` is written after its compaction's summary (its caveat's
+ * parent), output as a user record: both stay. `turnAttributionKey` (2.1.332,
+ * a prompt sent with a uuid) also marks a typed one. Their uuids, from
+ * records in chain order.
  */
 export const localCommandUuids = (records: ReadonlyArray<unknown>): ReadonlySet<string> => {
   const found = new Set<string>()
   let caveat: string | undefined
-  for (const raw of records) {
+  /** The caveat came right after a compaction summary: a typed /compact's. */
+  let afterSummary = false
+  let summary: string | undefined
+  for (let at = 0; at < records.length; at++) {
+    const raw = records[at]
     if (!isObject(raw) || raw.type !== "user") continue
     const record = raw as StoredRecord
+    if (record.isCompactSummary === true) summary = asString(record.uuid)
     // Only a meta record or the one after a caveat is looked at: the text of the others is never needed.
     if (record.isMeta !== true && caveat === undefined) continue
     const text = recordText(record).trimStart()
     const uuid = asString(record.uuid)
-    if (record.isMeta === true && text.startsWith("<local-command-caveat>")) caveat = uuid
-    else if (caveat !== undefined && record.parentUuid === caveat && text.startsWith("<command-name>")) {
-      if (uuid !== undefined && record.turnAttributionKey === undefined) found.add(uuid)
+    if (record.isMeta === true && text.startsWith("<local-command-caveat>")) {
+      caveat = uuid
+      afterSummary = summary !== undefined && record.parentUuid === summary
+    } else if (caveat !== undefined && record.parentUuid === caveat && text.startsWith("<command-name>")) {
+      if (uuid !== undefined && !afterSummary && record.turnAttributionKey === undefined) {
+        const next = records[at + 1]
+        if (isObject(next) && isRequestOutput(next as StoredRecord, uuid)) found.add(uuid)
+      }
       caveat = undefined
     } else caveat = undefined
   }
   return found
 }
+
+/** `<local-command-stdout>text</local-command-stdout>` → its text, when there is any. */
+const commandOutput = (content: unknown): string | undefined => {
+  if (typeof content !== "string") return undefined
+  const text = /^\s*<local-command-stdout>([\s\S]*)<\/local-command-stdout>\s*$/.exec(content)?.[1]
+  return text === undefined || text.trim() === "" ? undefined : text
+}
+
+/** A control request's output: a user `<local-command-stdout>` record answering the command `command`. */
+const isRequestOutput = (record: StoredRecord, command: string): boolean =>
+  record.type === "user" &&
+  record.parentUuid === command &&
+  recordText(record).trimStart().startsWith("<local-command-stdout>")
 
 /**
  * What a user record says as a prompt: its text (harness blocks left out, a
@@ -198,8 +225,7 @@ const shareText = (output: unknown, text: string | undefined): void => {
  * `shareText` as a record is read (history/chain.ts), before it is kept: a user
  * record's `toolUseResult` fields that repeat its tool result's text become
  * that very string, so the parsed copy dies young instead of living in the
- * chain until the items are built (the records of the 1 GB session held
- * 125 MB before, ~30 MB of it such copies).
+ * chain until the items are built.
  */
 export const shareRecordOutput = (record: StoredRecord): void => {
   const structured = record.toolUseResult
@@ -320,6 +346,12 @@ export const recordsToItems = (
       continue
     }
 
+    if (record.type === "system") {
+      // A typed command's output: live, the CLI streams it as a synthetic assistant message.
+      const output = record.subtype === "local_command" ? commandOutput(record.content) : undefined
+      if (output !== undefined) items.push({ type: "assistant", id: nextId(), text: output, ...tag })
+      continue
+    }
     if (record.type !== "user") continue
     if (record.isCompactSummary === true) {
       items.push({ type: "compacted", id: nextId(), summary: recordText(record) })

@@ -60,6 +60,7 @@ import {
 export type { Frame } from "./wire.ts"
 export type { PreparedLaunch } from "./session/process.ts"
 export type { Recovery } from "./session/conversation.ts"
+export { refusedConversation } from "./session/conversation.ts"
 export { questionsOf } from "./session/approvals.ts"
 
 /** The live mapper of one conversation (map.ts). */
@@ -73,7 +74,7 @@ export interface SessionTimeouts {
   readonly initializeMs: number
   /** Cancel's watchdog: the run ends Cancelled after this even if the CLI is silent (default 10 s). */
   readonly cancelMs: number
-  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers in ~20 ms). */
+  /** The answer to `interrupt`; past it the process is killed and started again (default 3 s; 2.1.332 answers at once). */
   readonly interruptMs: number
   /** A fixed silence bound; unset, it comes from the CLI's `API_TIMEOUT_MS` (session/silence.ts). */
   readonly silenceMs?: number | undefined
@@ -143,7 +144,11 @@ export interface LiveSession {
   readonly prompt: (params: PromptParams) => Effect.Effect<PromptAccepted, SessionError, Broker>
   readonly cancel: Effect.Effect<void, never, Broker>
   readonly cancelTask: (taskId: string) => Effect.Effect<void, SessionError, Broker>
-  readonly answerApproval: (answer: ApprovalAnswer) => Effect.Effect<void, SessionError, Broker>
+  /** `modeFor`: given the approval's tool, a permission mode an allow also switches to (a plan accepted). */
+  readonly answerApproval: (
+    answer: ApprovalAnswer,
+    modeFor?: (toolName: string) => string | undefined,
+  ) => Effect.Effect<void, SessionError, Broker>
   readonly answerQuestion: (answer: QuestionAnswer) => Effect.Effect<void, SessionError, Broker>
   /** A control request to the running process, its answer decoded (none running: nothing is sent, undefined). */
   readonly request: <S extends ControlSubtype>(
@@ -153,6 +158,8 @@ export interface LiveSession {
   ) => Effect.Effect<ControlAnswer<S> | undefined, SessionError, Broker>
   /** Stop the process and start again in another mode (rewind). */
   readonly restart: (start: StartMode) => Effect.Effect<void, SessionError, Broker>
+  /** The host's plugin tools from the next launch on (the running process keeps its own). */
+  readonly setTools: (tools: ReadonlyArray<PluginTool>) => void
   /** Stop the process and release everything. */
   readonly close: Effect.Effect<void>
   readonly emitNotice: (level: "info" | "warning" | "error", text: string) => Effect.Effect<void>
@@ -214,6 +221,9 @@ export const makeOwnedSession = <R>(
     const services = yield* Effect.context<Broker>()
 
     let closed = false
+    /** The plugin tools the next launch declares, and those of the process launched last. */
+    let tools = setup.tools
+    let launchedTools = setup.tools
     /** After an abort: a new process on the conversation, on the session's fiber (set below). */
     let relaunch: Effect.Effect<void> = Effect.void
     const { launched, initialized, sent, runEnded, usageLimits, recover, stored } = setup.hooks ?? {}
@@ -227,13 +237,16 @@ export const makeOwnedSession = <R>(
       services,
       mapper: setup.makeMapper(setup.start.cliId),
       cwd: setup.cwd,
-      tools: setup.tools,
+      tools: () => launchedTools,
       controlMs: timeouts.controlMs,
       initializeMs: timeouts.initializeMs,
       workflowRecord: setup.workflowRecord,
       start: () => conversation.current(),
       prepare: (): Effect.Effect<PreparedLaunch, LaunchFailed, Broker> =>
-        Effect.flatMap(conversation.forLaunch, (start) => setup.prepareLaunch(start, record)),
+        Effect.flatMap(conversation.forLaunch, (start) => {
+          launchedTools = tools
+          return setup.prepareLaunch(start, record)
+        }),
       decodeLine: setup.decodeLine ?? decodeWireLine,
       hooks: {
         initialized: initialized && ((answer) => initialized(answer, record)),
@@ -243,6 +256,11 @@ export const makeOwnedSession = <R>(
       silenceMs: timeouts.silenceMs,
       relaunch: Effect.suspend(() => relaunch),
       unread: (proc) => Effect.suspend(() => replays.unread(proc)),
+      fallback: {
+        pending: () => conversation.hasFallback(),
+        refused: (stderr) => Effect.suspend(() => conversation.refused(stderr)),
+        launched: () => conversation.launched(),
+      },
     })
     const conversation = makeConversationStart(
       setup.start,
@@ -339,10 +357,13 @@ export const makeOwnedSession = <R>(
       prompt: (params) => admission.withPermits(1)(prompt(params)),
       cancel: Effect.suspend(() => cancel()),
       cancelTask,
-      answerApproval: (answer) => approvals.answerApproval(answer, processes.current()?.channel),
+      answerApproval: (answer, mode) => approvals.answerApproval(answer, processes.current()?.channel, mode),
       answerQuestion: (answer) => approvals.answerQuestion(answer, processes.current()?.channel),
       request,
       restart: (next) => admission.withPermits(1)(restart(next)),
+      setTools: (next) => {
+        tools = next
+      },
       close: Effect.suspend(() => close()),
       emitNotice: notice,
       unknownFrames: unknown.counts,

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { withBroker } from "./sdk/context.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"
+import { settingSourcesOf } from "./config.ts"
 import { parseFrontMatter, promptWithSkill, readSkills, skillsChanged } from "./skills.ts"
 
 const run = <A, E, R>(broker: ReturnType<typeof makeMemoryBroker>, effect: Effect.Effect<A, E, R>) =>
@@ -127,6 +128,23 @@ describe("readSkills", () => {
     expect(skills.alpha).toMatchObject({ description: "First skill", source: "user" })
     expect(skills["__remote-workflow"]).toBeUndefined()
     expect(skills.gone).toBeUndefined()
+  })
+
+  it("reads only the setting sources the CLI reads (CLAUDE_SETTING_SOURCES), as 2.1.332 does", async () => {
+    const broker = world({
+      [`${cfg}/settings.json`]: JSON.stringify({ skillOverrides: { manual: "off" } }),
+      [`${ws}/.claude/settings.json`]: JSON.stringify({ skillOverrides: { alpha: "off" } }),
+      [`${ws}/.claude/settings.local.json`]: JSON.stringify({ skillOverrides: { shared: "off" } }),
+      "/etc/claude-code/managed-settings.json": JSON.stringify({ skillOverrides: { clash: "off" } }),
+    })
+    const names = async (sources: string) =>
+      Object.keys(byName(await run(broker, readSkills(cfg, ws, [], settingSourcesOf(sources))))).sort()
+    // user: the config dir's folder and overrides; the project's neither; managed always.
+    expect(await names("user")).toEqual(["alpha", "hidden", "shared"])
+    // project: the workspace's folder and overrides, nothing of the user's.
+    expect(await names("project")).toEqual(["plain", "proj"])
+    expect(await names("user,local")).toEqual(["alpha", "hidden"])
+    expect(await names("user,project,local")).toEqual(await names(""))
   })
 
   it("answers [] when no folder exists", async () => {

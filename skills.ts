@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { parse as parseYaml } from "yaml"
 import { z } from "zod"
+import { ALL_SETTING_SOURCES, type SettingSource } from "./config.ts"
 import { Fs, Log } from "./sdk/plugin-api.ts"
 import { join } from "./sdk/paths.ts"
 import type { ImageInput, SkillInfo } from "./sdk/protocol.ts"
@@ -109,37 +110,47 @@ const readOverrides = (path: string) =>
 
 /**
  * The overrides as the CLI layers them: the user's, the workspace's project
- * and local settings over them, the administrator's over everything. Each
- * file is validated whole on its own.
+ * and local settings over them, the administrator's over everything; of the
+ * first three only the `sources` the CLI reads. Each file is validated whole
+ * on its own.
  */
 export const readSkillOverrides = (
   configDir: string,
   workspace?: string,
+  sources: ReadonlySet<SettingSource> = ALL_SETTING_SOURCES,
 ): Effect.Effect<SkillOverrides, never, Fs | Log> =>
   Effect.gen(function* () {
-    const layered: SkillOverrides = { ...(yield* readOverrides(join(configDir, "settings.json"))) }
-    if (workspace)
-      for (const name of ["settings.json", "settings.local.json"])
-        Object.assign(layered, yield* readOverrides(join(workspace, ".claude", name)))
-    for (const path of MANAGED_SETTINGS_PATHS) Object.assign(layered, yield* readOverrides(path))
+    const files = [
+      ...(sources.has("user") ? [join(configDir, "settings.json")] : []),
+      ...(workspace && sources.has("project") ? [join(workspace, ".claude", "settings.json")] : []),
+      ...(workspace && sources.has("local") ? [join(workspace, ".claude", "settings.local.json")] : []),
+      ...MANAGED_SETTINGS_PATHS,
+    ]
+    const layered: SkillOverrides = {}
+    for (const path of files) Object.assign(layered, yield* readOverrides(path))
     return layered
   })
 
 /**
  * Every skill the account can use in this workspace: the config directory's
  * (winning a name clash), the project's, then any the CLI's command list
- * names that no file showed (plugins, folders outside the grants).
+ * names that no file showed (plugins, folders outside the grants). A folder
+ * counts only when its setting source is one the CLI reads (`user`: the
+ * config directory's, `project`: the workspace's).
  */
 export const readSkills = (
   configDir: string,
   workspace: string | undefined,
   cliCommands?: ReadonlyArray<CliCommand>,
+  sources: ReadonlySet<SettingSource> = ALL_SETTING_SOURCES,
 ): Effect.Effect<SkillInfo[], never, Fs | Log> =>
   Effect.gen(function* () {
-    const overrides = yield* readSkillOverrides(configDir, workspace)
+    const overrides = yield* readSkillOverrides(configDir, workspace, sources)
     const found = [
-      ...(yield* readSkillDir(join(configDir, "skills"), "user")),
-      ...(workspace ? yield* readSkillDir(join(workspace, ".claude", "skills"), "project") : []),
+      ...(sources.has("user") ? yield* readSkillDir(join(configDir, "skills"), "user") : []),
+      ...(workspace && sources.has("project")
+        ? yield* readSkillDir(join(workspace, ".claude", "skills"), "project")
+        : []),
     ]
     const byName = new Map<string, SkillInfo>()
     for (const { name, fm, source } of found) {

@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "./bench/node-fs.ts"
+import { NodeFsLayer } from "./testkit/node-fs.ts"
 import { readSession } from "./history.ts"
 import { Fs } from "./sdk/plugin-api.ts"
 import type { TranscriptItem } from "./sdk/protocol.ts"

@@ -34,8 +34,7 @@ export interface StoredAgent {
 /**
  * A stored agent as the read keeps it: its items built (tagged with its task
  * id) and the few facts placing it needs taken from its records, which are
- * let go as soon as the agent is read (the 1 GB session's 233 agents held
- * ~28 MB of records at once, read to the last before any was placed).
+ * let go as soon as the agent is read, not held until every agent is placed.
  */
 export interface LoadedAgent {
   readonly agentId: string
@@ -318,9 +317,8 @@ const placeAgentsWith = (
 
   /**
    * One conversation's agents placed: each call found through an index of the
-   * top-level calls (a search of every item per agent was quadratic: 249 ms
-   * of the 1 GB session's read, 235 agents over 11,595 items), the tasks
-   * gathered per call and laid out once, in spawn order after their call.
+   * top-level calls (a search of every item per agent would be quadratic),
+   * the tasks gathered per call and laid out once, in spawn order after their call.
    */
   const placeChildren = (
     target: TranscriptItem[],

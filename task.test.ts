@@ -17,10 +17,22 @@ describe("task rules", () => {
     expect(taskTitle(undefined, undefined)).toBeUndefined()
   })
 
-  it("maps CLI statuses", () => {
+  it("maps CLI statuses, a workflow run's `cancelled` among them (the one rule tasks and runs share)", () => {
     expect(
-      ["pending", "paused", "running", "completed", "failed", "killed", "stopped", "odd"].map(taskStatusOf),
-    ).toEqual(["Waiting", "Waiting", "Running", "Completed", "Failed", "Cancelled", "Cancelled", undefined])
+      ["pending", "paused", "running", "completed", "failed", "killed", "stopped", "cancelled", "odd"].map(
+        taskStatusOf,
+      ),
+    ).toEqual([
+      "Waiting",
+      "Waiting",
+      "Running",
+      "Completed",
+      "Failed",
+      "Cancelled",
+      "Cancelled",
+      "Cancelled",
+      undefined,
+    ])
   })
 
   it("summarises: progress while running; then the answer, else the last text, else the error", () => {

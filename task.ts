@@ -62,7 +62,7 @@ export const taskTitle = (description?: string | null, prompt?: string | null): 
   return p === "" ? undefined : p.length > 120 ? `${p.slice(0, 119)}…` : p
 }
 
-/** CLI task statuses (task_updated, task_notification) → the host's. */
+/** CLI task and workflow-run statuses (task_updated, task_notification, a run's record) → the host's. */
 export const taskStatusOf = (status: string | null | undefined): TaskStatus | undefined => {
   switch (status) {
     case "pending":
@@ -76,6 +76,7 @@ export const taskStatusOf = (status: string | null | undefined): TaskStatus | un
       return "Failed"
     case "killed":
     case "stopped":
+    case "cancelled":
       return "Cancelled"
     default:
       return undefined

@@ -6,7 +6,7 @@
 import { readdirSync } from "node:fs"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "./bench/node-fs.ts"
+import { NodeFsLayer } from "./testkit/node-fs.ts"
 import { listSessions, readSession } from "./history.ts"
 import { Fs, Storage } from "./sdk/plugin-api.ts"
 import { makeMemoryBroker } from "./sdk/testing/memory-broker.ts"

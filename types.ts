@@ -13,8 +13,8 @@ export type StartMode =
   | { readonly kind: "resume"; readonly cliId: string }
   /** The conversation cut after the message `at` (`--resume … --resume-session-at`). */
   | { readonly kind: "resumeAt"; readonly cliId: string; readonly at: string }
-  /** A copy of `origin` under a new id (`--resume <origin> --fork-session --session-id`). */
-  | { readonly kind: "fork"; readonly origin: string; readonly cliId: string }
+  /** A copy of `origin` under a new id (`--resume <origin> --fork-session --session-id`), cut after `at` if given. */
+  | { readonly kind: "fork"; readonly origin: string; readonly cliId: string; readonly at?: string }
 
 /** One turn (or several merged by steering) from RunStarted to its one end. */
 export interface RunState {

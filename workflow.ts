@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import { Fs } from "./sdk/plugin-api.ts"
 import { basename, dirname, join } from "./sdk/paths.ts"
 import type { TaskInfo, TaskStatus, WorkflowInfo, WorkflowPhase } from "./sdk/protocol.ts"
-import { newTaskState, snapshot, type TaskState } from "./task.ts"
+import { newTaskState, snapshot, type TaskState, taskStatusOf } from "./task.ts"
 import { agentFile, parseLines } from "./workflow/tail.ts"
 import {
   AgentMeta,
@@ -134,24 +134,6 @@ export const workflowLog = (logs: ReadonlyArray<unknown> | null | undefined): st
     ? undefined
     : logs.map((line) => (typeof line === "string" ? line : JSON.stringify(line)))
 
-/** Run status in a record → the host's. */
-export const runStatus = (status: string | null | undefined): TaskStatus | undefined => {
-  switch (status) {
-    case "completed":
-      return "Completed"
-    case "failed":
-      return "Failed"
-    case "killed":
-    case "stopped":
-    case "cancelled":
-      return "Cancelled"
-    case "running":
-      return "Running"
-    default:
-      return undefined
-  }
-}
-
 /** `<session dir>` of a run's `transcriptDir` (`<session dir>/subagents/workflows/<runId>`). */
 export const sessionDirOf = (transcriptDir: string): string | undefined => {
   const runs = dirname(transcriptDir)
@@ -256,6 +238,8 @@ export const storedWorkflowTasks = (input: StoredRunInput): StoredWorkflow => {
   const title = record?.summary ?? launch?.summary ?? name ?? "Workflow"
   const base = newTaskState(taskId, "workflow")
   base.title = title
+  // Live, the launch result (`async_launched`) made the run a background task: so does its stored copy.
+  if (launch !== undefined) base.background = true
   if (name) base.name = name
   if (input.parentTaskId) base.parentTaskId = input.parentTaskId
 
@@ -270,7 +254,7 @@ export const storedWorkflowTasks = (input: StoredRunInput): StoredWorkflow => {
       if (state.status === "Running" || state.status === "Waiting") state.status = "Cancelled"
       return { ...(entry.agentId ? { agentId: entry.agentId } : {}), task: snapshot(state) }
     })
-    base.status = runStatus(record.status) ?? "Completed"
+    base.status = taskStatusOf(record.status) ?? "Completed"
     base.workflow = workflowInfo(name, runId, phases, record)
     if (typeof record.totalTokens === "number") base.usedTokens = record.totalTokens
     if (typeof record.totalToolCalls === "number") base.toolUses = record.totalToolCalls

@@ -8,7 +8,7 @@
 import { Effect, Option, Scope } from "effect"
 import * as account from "../account.ts"
 import { CAPABILITIES } from "./capabilities.ts"
-import { configDirFor, continuationKey, readMergedSettings } from "../config.ts"
+import { configDirFor, continuationKey, readMergedSettings, readSettingSources } from "../config.ts"
 import { agentOptions, MAINTENANCE_KNOB, maintenanceCheckOn, promptKeywords } from "../options.ts"
 import { Env } from "../sdk/plugin-api.ts"
 import type { AgentInfo, AgentProvider, Maintenance } from "../sdk/protocol.ts"
@@ -30,8 +30,9 @@ export const accountMethods = (ctx: AgentContext): AccountMethods => {
             ? { status: "Unavailable" as const, message: support.unsupported }
             : yield* account.authStatus(acct)
           const configDir = yield* configDirFor(acct)
-          const settings = yield* readMergedSettings(configDir)
-          const skills = yield* readSkills(configDir, undefined, catalog.commands())
+          const sources = yield* readSettingSources
+          const settings = yield* readMergedSettings(configDir, undefined, sources)
+          const skills = yield* readSkills(configDir, undefined, catalog.commands(), sources)
           // Read at every call, as the launch knobs are; a skipped check is not remembered.
           const checked = maintenanceCheckOn(yield* (yield* Env).get(MAINTENANCE_KNOB))
           if (checked) maintenanceInfo ??= yield* account.maintenance().pipe(Effect.option)

@@ -222,6 +222,7 @@ describe("sessions", () => {
           expect(proc.args).toContain("--forward-subagent-text")
           expect(proc.flags("--add-dir")).toEqual([WS, "/opt/a", "/opt/b"])
           expect(proc.flags("--mcp-config")).toEqual(["/cfg/one.json", "/cfg/two.json"])
+          expect(proc.args).toContain("--strict-mcp-config")
           expect(proc.flag("--setting-sources")).toBe("user,project")
           // The user's own arguments come last.
           expect(proc.args.slice(-2)).toEqual(["--verbose", "--name=x y"])
@@ -238,6 +239,7 @@ describe("sessions", () => {
           HOME,
           CLAUDE_ADD_DIRS: "/opt/a:/opt/b",
           CLAUDE_MCP_CONFIG: "/cfg/one.json /cfg/two.json",
+          CLAUDE_STRICT_MCP_CONFIG: "1",
           CLAUDE_SETTING_SOURCES: "user, project",
           CLAUDE_EXTRA_ARGS: `--verbose "--name=x y"`,
           CLAUDE_APPEND_SYSTEM_PROMPT: "Be terse.",
@@ -343,6 +345,33 @@ describe("sessions", () => {
         yield* proc.refuse(mode.request_id, "auto mode is unavailable")
         const error = yield* Fiber.join(refused)
         expect(error.message).toContain("auto mode is unavailable")
+      }),
+    ))
+
+  it("thinking off on a model that keeps it: no no-op flag, and a notice at launch and at the change", () =>
+    test(({ agent, peer, events }) =>
+      Effect.gen(function* () {
+        const { proc } = yield* withLaunch(
+          peer,
+          agent.createSession({
+            sessionId: "t1",
+            cwd: WS,
+            options: { model: "claude-opus-5-5", thinking: false },
+          }),
+        )
+        expect(proc.args).not.toContain("--thinking")
+        expect(proc.flag("--thinking-display")).toBe("summarized")
+        const staysOn = () =>
+          ofType(events, "Notice").filter(
+            (n) => n.level === "warning" && n.text.includes("Thinking stays on"),
+          )
+        yield* waitFor(() => staysOn().length === 1, "the launch's notice")
+        expect(staysOn()[0]?.text).toContain("Opus 5.5")
+        // Thinking on: nothing to say; off again: said again.
+        yield* agent.setOption({ sessionId: "t1", optionId: "thinking", value: true })
+        expect(staysOn()).toHaveLength(1)
+        yield* agent.setOption({ sessionId: "t1", optionId: "thinking", value: false })
+        expect(staysOn()).toHaveLength(2)
       }),
     ))
 

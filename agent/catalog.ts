@@ -10,7 +10,7 @@
  */
 import { Deferred, Effect, Exit, Scope } from "effect"
 import type { CliDetector } from "../cli-version.ts"
-import { childEnvFor } from "../config.ts"
+import { childEnvFor, readLaunchKnobs } from "../config.ts"
 import { LaunchFailed, type SessionError } from "../errors.ts"
 import type { Account } from "../instances.ts"
 import { PROTOCOL_ARGS } from "../session/launch.ts"
@@ -73,6 +73,8 @@ const probeOnce = (setup: CatalogSetup): Effect.Effect<CatalogEntry, SessionErro
     const cliId = crypto.randomUUID()
     let answer: InitializeResponse | undefined
     const env = yield* childEnvFor(setup.account)
+    // The commands (skills among them) of the settings the sessions read.
+    const { settingSources } = yield* readLaunchKnobs
     const live = yield* makeSession({
       hostId: `probe-${cliId}`,
       cwd: setup.api.fs.paths.home,
@@ -80,7 +82,13 @@ const probeOnce = (setup: CatalogSetup): Effect.Effect<CatalogEntry, SessionErro
       start: { kind: "new", cliId },
       prepareLaunch: (start) =>
         Effect.succeed({
-          args: [...PROTOCOL_ARGS, "--session-id", start.cliId, "--strict-mcp-config"],
+          args: [
+            ...PROTOCOL_ARGS,
+            "--session-id",
+            start.cliId,
+            "--strict-mcp-config",
+            ...(settingSources === undefined ? [] : ["--setting-sources", settingSources]),
+          ],
           env,
         }),
       makeMapper: (id) => makeMapper({ sessionId: id }),

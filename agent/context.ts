@@ -9,7 +9,7 @@ import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
 import type { SessionError, SessionNotFound } from "../errors.ts"
 import type { Account } from "../instances.ts"
-import { optionsRecord, permissionModeFor, type SessionOptions } from "../options.ts"
+import { cliModeFor, optionsRecord, type SessionOptions } from "../options.ts"
 import type { Broker, PluginApi } from "../sdk/plugin-api.ts"
 import type {
   AgentEvent,
@@ -17,6 +17,7 @@ import type {
   AgentHost,
   PluginTool,
   SessionInfoPayload,
+  SessionLaunch,
   SessionOpened,
   SkillInfo,
 } from "../sdk/protocol.ts"
@@ -35,8 +36,9 @@ export interface OpenSession {
   readonly live: LiveSession
   readonly scope: Scope.Closeable
   readonly cwd: string
-  readonly tools: ReadonlyArray<PluginTool>
-  readonly instructions: string | undefined
+  /** The host's plugin tools and instructions every launch declares (a resume may change them). */
+  tools: ReadonlyArray<PluginTool>
+  instructions: string | undefined
   options: SessionOptions
   /** Host item id → the native UUID it was sent with (this process's lifetime). */
   readonly sentUuids: Map<string, string>
@@ -55,6 +57,8 @@ export interface OpenParams {
   readonly instructions?: string | undefined
   readonly options: SessionOptions
   readonly start: StartMode
+  /** The front end's launch settings for this session (session/launch.ts). */
+  readonly launch?: SessionLaunch | undefined
 }
 
 export interface AgentContext {
@@ -75,6 +79,10 @@ export interface AgentContext {
   /** Open a session (closing one already open under its id) and start its process. */
   readonly openSession: (params: OpenParams) => Effect.Effect<OpenSession, SessionError, Broker>
   readonly closeOpen: (hostId: string, open: OpenSession) => Effect.Effect<void>
+  /** Run an open of `hostId` (create, resume, fork) marked from its first step, so a close can overtake it. */
+  readonly asOpening: <A, E, R>(hostId: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** A close for a session still being opened: its open fails and leaves no process. */
+  readonly closeOpening: (hostId: string) => void
   /** Warn when ultracode was asked for and the model cannot apply it. */
   readonly checkUltracode: (open: OpenSession) => Effect.Effect<void, never, Broker>
   /** Dynamic workflows (and so ultracode) on in this workspace's merged settings. */
@@ -84,7 +92,7 @@ export interface AgentContext {
 export const sessionInfo = (open: { cwd: string; options: SessionOptions }): SessionInfoPayload => ({
   cwd: open.cwd,
   ...(open.options.model ? { model: open.options.model } : {}),
-  permission_mode: permissionModeFor(open.options.approval),
+  permission_mode: cliModeFor(open.options),
   options: optionsRecord(open.options),
 })
 

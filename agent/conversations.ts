@@ -5,54 +5,65 @@
  * it); the host's session id maps to the CLI's through session state
  * (state.ts: an alias after a rewind to nothing, the prompts sent).
  *
- * Recovery (`recoveryFor`): a process that died after a prompt was written
- * is started again with `--resume` only when the CLI stored the
- * conversation (its transcript holds a prompt); with no transcript the same
- * id starts anew, and a transcript without a prompt (the CLI holds the id
- * but cannot resume it) gets a fresh id under an alias. Each says so.
- * `storedPromptFor` tells the session whether a prompt a dead process left
- * unread is in the transcript after all (then it is not written again).
+ * Recovery (`recoveryFor`, agent/restart.ts): a process that died after a
+ * prompt was written, and a resumed chat, start again as the transcript
+ * says (resume, new under the same id, a fresh id under an alias; where the
+ * transcript is unreadable, resume and fall back). `storedPromptFor` tells
+ * the session whether a prompt a dead process left unread is in the
+ * transcript after all (then it is not written again; unreadable: it may be,
+ * so it is not written again either).
  */
 import { Effect } from "effect"
 import { configDirFor } from "../config.ts"
-import { RewindImpossible, SessionNotFound } from "../errors.ts"
+import { RewindImpossible, type SessionError, SessionNotFound } from "../errors.ts"
 import * as history from "../history.ts"
 import { optionsRecord, parseOptions } from "../options.ts"
-import type { AgentProvider } from "../sdk/protocol.ts"
+import { type Broker, Fs } from "../sdk/plugin-api.ts"
+import type { AgentProvider, PluginTool } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
 import type { Account } from "../instances.ts"
-import type { Recovery } from "../session.ts"
+import { type Recovery, refusedConversation } from "../session.ts"
 import type { StartMode } from "../types.ts"
 import { type AgentContext, type OpenSession, opened } from "./context.ts"
+import { forkOf, forkStart, unwrittenFork, withUnwrittenForks } from "./forks.ts"
+import { readableDir } from "./grants.ts"
+import { restartOf } from "./restart.ts"
 
-/** Does the transcript hold the prompt sent with `uuid` (the CLI keeps our uuid as its record's)? */
+/**
+ * May the transcript hold the prompt sent with `uuid` (the CLI keeps our uuid
+ * as its record's)? Where the plugin cannot read it, it may: never sent twice.
+ */
 export const storedPromptFor = (acct: Account, cwd: string) => (cliId: string, uuid: string) =>
   Effect.gen(function* () {
     const configDir = yield* configDirFor(acct)
+    if (!readableDir(configDir, (yield* Fs).paths.home)) return true
     const stored = yield* history.readPrompts(configDir, cwd, cliId)
     return stored.prompts.some((record) => record.uuid === uuid)
   })
 
-/** The start a relaunch that guessed `--resume` really gets: the transcript decides. */
-export const recoveryFor = (acct: Account, hostId: string, cwd: string) => (guess: StartMode) =>
-  Effect.gen(function* () {
-    const configDir = yield* configDirFor(acct)
-    const stored = yield* history.readPrompts(configDir, cwd, guess.cliId)
-    if (stored.prompts.length > 0) return { start: guess } satisfies Recovery
-    const lost = "Claude Code ended before it stored this conversation"
-    if (!stored.found)
-      return {
-        start: { kind: "new", cliId: guess.cliId },
-        notice: `${lost}: it starts anew under the same id, without the turns before.`,
-      } satisfies Recovery
-    // The CLI refuses `--session-id` for an id it has a file for, and cannot resume one without a prompt.
-    const fresh = crypto.randomUUID()
-    yield* state.setCliAlias(hostId, fresh)
-    return {
-      start: { kind: "new", cliId: fresh },
-      notice: `${lost}: it starts anew as ${fresh}, without the turns before.`,
-    } satisfies Recovery
-  })
+/** The start a relaunch that guessed `--resume` really gets: the transcript decides (agent/restart.ts). */
+export const recoveryFor =
+  (acct: Account, hostId: string, cwd: string) =>
+  (guess: StartMode): Effect.Effect<Recovery, never, Broker> =>
+    restartOf(acct, hostId, cwd, guess.cliId, true)
+
+/**
+ * The tools and instructions a resume gives an open session, when they differ
+ * from what it runs with (a value the call leaves out is kept); undefined when
+ * nothing changes.
+ */
+const reconfigured = (
+  open: OpenSession,
+  params: {
+    readonly tools?: ReadonlyArray<PluginTool> | undefined
+    readonly instructions?: string | undefined
+  },
+): { tools: ReadonlyArray<PluginTool>; instructions: string | undefined } | undefined => {
+  const tools = params.tools ?? open.tools
+  const instructions = params.instructions ?? open.instructions
+  const same = JSON.stringify(tools) === JSON.stringify(open.tools) && instructions === open.instructions
+  return same ? undefined : { tools, instructions }
+}
 
 type ConversationMethods = Pick<
   AgentProvider,
@@ -89,12 +100,6 @@ const settleLeaf = (acct: AgentContext["acct"], open: OpenSession, cliId: string
 export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const { acct, call, closeOpen, lookup, openSession, sessions } = ctx
 
-  const promptCountOf = (cliId: string, cwd: string) =>
-    Effect.gen(function* () {
-      const configDir = yield* configDirFor(acct)
-      return yield* history.promptCount(configDir, cwd, cliId)
-    })
-
   /**
    * Rewind `open` to just before `itemId`. The item is a prompt this process
    * sent (its native UUID), one stored in the session state (its record
@@ -105,8 +110,15 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
   const rollback = Effect.fn("agent.rollback")(function* (sessionId: string, itemId: string) {
     const open = yield* lookup(sessionId)
     const configDir = yield* configDirFor(acct)
+    if (!readableDir(configDir, (yield* Fs).paths.home))
+      return yield* new RewindImpossible({
+        reason: `this account's conversations (${configDir}) lie outside what the plugin may read, and a rewind reads them`,
+      })
     const cliId = open.live.cliId()
-    const stored = yield* history.readPrompts(configDir, open.cwd, cliId)
+    const own = yield* history.readPrompts(configDir, open.cwd, cliId)
+    // A fork the CLI has not written yet: its prompts are its origin's (agent/forks.ts).
+    const fork = own.found ? undefined : yield* unwrittenFork(acct, sessionId, open.cwd)
+    const stored = fork ? yield* history.readPrompts(configDir, open.cwd, fork.origin, fork.at) : own
     const sent = yield* state.sentRecordOf(sessionId, itemId)
     const ref = typeof sent === "number" ? sent : (open.sentUuids.get(itemId) ?? sent ?? itemId)
     const point = history.rewindIn(stored, ref)
@@ -115,7 +127,12 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         new RewindImpossible({ reason: `the message ${itemId} is not known to this chat` }),
       )
     if ("refused" in point) return yield* Effect.fail(new RewindImpossible({ reason: point.refused }))
-    if (point.resumeAt !== undefined) {
+    if (point.resumeAt !== undefined && fork) {
+      // Copied again, cut before the prompt: the CLI still has nothing of the fork to resume.
+      yield* open.live.restart(forkStart({ ...fork, at: point.resumeAt }, cliId))
+      yield* state.moveFork(sessionId, point.resumeAt)
+      yield* state.keepSent(sessionId, point.kept, point.kept.size)
+    } else if (point.resumeAt !== undefined) {
       yield* open.live.restart({ kind: "resumeAt", cliId, at: point.resumeAt })
       open.rewound = true
       yield* state.keepSent(sessionId, point.kept, point.kept.size)
@@ -124,92 +141,135 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
       const fresh = crypto.randomUUID()
       yield* open.live.restart({ kind: "new", cliId: fresh })
       yield* state.setCliAlias(sessionId, fresh)
+      if (fork) yield* state.forgetForks([sessionId])
     }
     for (const [item, sentUuid] of [...open.sentUuids])
       if (!point.kept.has(sentUuid)) open.sentUuids.delete(item)
   })
 
   return {
-    createSession: (params) =>
-      call(
-        Effect.fn("agent.createSession")(function* () {
-          const hostId = params.sessionId ?? crypto.randomUUID()
-          const stored = yield* state.loadSessionState(hostId)
-          const cliId = stored.cli ?? hostId
-          const open = yield* openSession({
-            hostId,
-            cwd: params.cwd,
-            tools: params.tools,
-            instructions: params.instructions,
-            options: parseOptions(params.options),
-            start: { kind: "new", cliId },
-          })
-          yield* keepOptions(hostId, open)
-          return opened(hostId, open)
-        })(),
-      ),
+    createSession: (params) => {
+      const hostId = params.sessionId ?? crypto.randomUUID()
+      return ctx.asOpening(
+        hostId,
+        call(
+          Effect.fn("agent.createSession")(function* () {
+            const stored = yield* state.loadSessionState(hostId)
+            const cliId = stored.cli ?? hostId
+            const open = yield* openSession({
+              hostId,
+              cwd: params.cwd,
+              tools: params.tools,
+              instructions: params.instructions,
+              options: parseOptions(params.options),
+              start: { kind: "new", cliId },
+            })
+            yield* keepOptions(hostId, open)
+            return opened(hostId, open)
+          })(),
+        ),
+      )
+    },
 
     resumeSession: (params) =>
-      call(
-        Effect.fn("agent.resumeSession")(function* () {
-          const hostId = params.sessionId
-          // Already open and alive: keep its process (and any turn it is running).
-          const existing = sessions.get(hostId)
-          if (existing?.live.isRunning()) return opened(hostId, existing)
-          const cliId = yield* state.cliIdFor(hostId)
-          const count = yield* promptCountOf(cliId, params.cwd)
-          const base = {
-            hostId,
-            cwd: params.cwd,
-            tools: params.tools,
-            instructions: params.instructions,
-            options: parseOptions(params.options),
-          }
-          // A chat that never got a prompt has no file to resume: start it anew under its id.
-          const open: OpenSession = yield* openSession({
-            ...base,
-            start: count > 0 ? { kind: "resume", cliId } : { kind: "new", cliId },
-          }).pipe(
-            Effect.catchTag("ProcessExited", (error) =>
-              count > 0 ? Effect.fail(error) : openSession({ ...base, start: { kind: "resume", cliId } }),
-            ),
-          )
-          yield* keepOptions(hostId, open)
-          return opened(hostId, open)
-        })(),
+      ctx.asOpening(
+        params.sessionId,
+        call(
+          Effect.fn("agent.resumeSession")(function* () {
+            const hostId = params.sessionId
+            // Already open and alive: keep its process (and any turn it is running)...
+            const existing = sessions.get(hostId)
+            if (existing?.live.isRunning()) {
+              const changed = reconfigured(existing, params)
+              if (changed === undefined) return opened(hostId, existing)
+              // ...unless the host gives it other tools or instructions: they reach a launch.
+              // A turn in flight keeps its process: they apply from its next start, and it says so.
+              if (existing.live.runId() !== undefined) {
+                existing.tools = changed.tools
+                existing.instructions = changed.instructions
+                existing.live.setTools(changed.tools)
+                yield* existing.live.emitNotice(
+                  "warning",
+                  "A turn is running: the tools and instructions this resume gave apply from Claude Code's next start for this chat",
+                )
+                return opened(hostId, existing)
+              }
+            }
+            const cliId = yield* state.cliIdFor(hostId)
+            // What the host leaves out of the call, an open session keeps.
+            const base = {
+              hostId,
+              cwd: params.cwd,
+              tools: params.tools ?? existing?.tools,
+              instructions: params.instructions ?? existing?.instructions,
+              options: params.options ? parseOptions(params.options) : (existing?.options ?? {}),
+            }
+            // The transcript decides (agent/restart.ts); a start the CLI refuses moves to the next try.
+            const openAs = (recovery: Recovery): Effect.Effect<OpenSession, SessionError, Broker> =>
+              openSession({ ...base, start: recovery.start }).pipe(
+                Effect.tap((open) =>
+                  recovery.notice ? open.live.emitNotice("warning", recovery.notice) : Effect.void,
+                ),
+                Effect.catchTag("ProcessExited", (error) =>
+                  recovery.orElse && refusedConversation(error.stderr)
+                    ? Effect.flatMap(recovery.orElse, openAs)
+                    : Effect.fail(error),
+                ),
+              )
+            const open = yield* openAs(yield* restartOf(acct, hostId, params.cwd, cliId, false))
+            yield* keepOptions(hostId, open)
+            return opened(hostId, open)
+          })(),
+        ),
       ),
 
-    forkSession: (params) =>
-      call(
-        Effect.fn("agent.forkSession")(function* () {
-          const origin = yield* state.cliIdFor(params.sessionId)
-          const hostId = params.newSessionId ?? crypto.randomUUID()
-          const originOpen = sessions.get(params.sessionId)
-          if (originOpen) yield* settleLeaf(acct, originOpen, origin, params.cwd)
-          // A fork is the same conversation taken elsewhere: it keeps the origin's options,
-          // from its open session or, for a stored chat, from its session state.
-          const originOptions =
-            originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
-          const options = { ...originOptions, ...parseOptions(params.options) }
-          const open = yield* openSession({
-            hostId,
-            cwd: params.cwd,
-            tools: params.tools,
-            instructions: params.instructions,
-            options,
-            start: { kind: "fork", origin, cliId: hostId },
-          })
-          yield* keepOptions(hostId, open)
-          return opened(hostId, open)
-        })(),
-      ),
+    forkSession: (params) => {
+      const hostId = params.newSessionId ?? crypto.randomUUID()
+      return ctx.asOpening(
+        hostId,
+        call(
+          Effect.fn("agent.forkSession")(function* () {
+            const originOpen = sessions.get(params.sessionId)
+            if (originOpen) yield* settleLeaf(acct, originOpen, originOpen.live.cliId(), params.cwd)
+            // What it copies (an unwritten fork's own origin), and what the list shows until the CLI writes it.
+            const fork = yield* forkOf(acct, params.sessionId, params.cwd)
+            // A fork is the same conversation taken elsewhere: it keeps the origin's options,
+            // from its open session or, for a stored chat, from its session state.
+            const originOptions =
+              originOpen?.options ?? parseOptions((yield* state.loadSessionState(params.sessionId)).options)
+            const options = { ...originOptions, ...parseOptions(params.options) }
+            const open = yield* openSession({
+              hostId,
+              cwd: params.cwd,
+              tools: params.tools,
+              instructions: params.instructions,
+              options,
+              start: forkStart(fork, hostId),
+            })
+            yield* keepOptions(hostId, open)
+            // The origin's prompts are the fork's too (the CLI copies them with their uuids): each can be rewound to.
+            const originSent = (yield* state.loadSessionState(params.sessionId)).sent
+            yield* state.rememberFork(hostId, fork, {
+              ...originSent,
+              ...Object.fromEntries(originOpen?.sentUuids ?? []),
+            })
+            return opened(hostId, open)
+          })(),
+        ),
+      )
+    },
 
     readSession: (params) =>
       call(
         Effect.fn("agent.readSession")(function* () {
           const configDir = yield* configDirFor(acct)
           const cliId = yield* state.cliIdFor(params.sessionId)
-          const transcript = yield* history.readSession(configDir, params.cwd, cliId)
+          const own = yield* history.readSession(configDir, params.cwd, cliId)
+          // A fork the CLI has not written yet reads back as what it copies.
+          const fork = own ? undefined : yield* unwrittenFork(acct, params.sessionId, params.cwd)
+          const transcript = fork
+            ? yield* history.readSession(configDir, params.cwd, fork.origin, fork.at)
+            : own
           if (!transcript) return yield* Effect.fail(new SessionNotFound({ sessionId: params.sessionId }))
           return { ...transcript, session_id: params.sessionId }
         })(),
@@ -220,13 +280,16 @@ export const conversationMethods = (ctx: AgentContext): ConversationMethods => {
         Effect.fn("agent.listSessions")(function* () {
           const configDir = yield* configDirFor(acct)
           const aliases = yield* state.listAliases()
-          return yield* history.listSessions(configDir, { ...params, aliases })
+          const page = yield* history.listSessions(configDir, { ...params, aliases })
+          return yield* withUnwrittenForks(acct, page, params)
         })(),
       ),
 
     closeSession: ({ sessionId }) =>
       call(
         Effect.gen(function* () {
+          // Close wins over an open in flight (create, resume, fork): it fails and starts nothing.
+          ctx.closeOpening(sessionId)
           const open = sessions.get(sessionId)
           if (open) yield* closeOpen(sessionId, open)
         }),

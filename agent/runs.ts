@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { InvalidOption } from "../errors.ts"
 import {
   applyOption,
+  cliModeFor,
   liveRequests,
   OPTION_IDS,
   optionsRecord,
@@ -16,7 +17,11 @@ import {
 } from "../options.ts"
 import type { AgentProvider } from "../sdk/protocol.ts"
 import * as state from "../state.ts"
+import { checkThinking } from "./session-checks.ts"
 import { type AgentContext, sessionInfo } from "./context.ts"
+
+/** The tool with which the model hands its plan in for approval (plan mode). */
+const EXIT_PLAN_TOOL = "ExitPlanMode"
 
 type RunMethods = Pick<
   AgentProvider,
@@ -51,12 +56,29 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
           open.options = next
           yield* state.rememberOptions(sessionId, optionsRecord(next))
           if (optionId === OPTION_IDS.effort || optionId === OPTION_IDS.model) yield* checkUltracode(open)
+          if (optionId === OPTION_IDS.thinking || optionId === OPTION_IDS.model)
+            yield* checkThinking(open, catalog.models())
           yield* emit({ type: "SessionInfo", session_id: sessionId, info: sessionInfo(open) })
         }),
       ),
 
     answerApproval: (answer) =>
-      call(Effect.flatMap(lookup(answer.sessionId), (open) => open.live.answerApproval(answer))),
+      call(
+        Effect.gen(function* () {
+          const open = yield* lookup(answer.sessionId)
+          const next = { ...open.options, plan: false }
+          let acceptsPlan = false
+          // The plan accepted: plan mode ends for the approval mode the user had, in the same answer.
+          yield* open.live.answerApproval(answer, (tool) => {
+            acceptsPlan = answer.decision !== "deny" && open.options.plan === true && tool === EXIT_PLAN_TOOL
+            return acceptsPlan ? cliModeFor(next) : undefined
+          })
+          if (!acceptsPlan) return
+          open.options = next
+          yield* state.rememberOptions(answer.sessionId, optionsRecord(next))
+          yield* emit({ type: "SessionInfo", session_id: answer.sessionId, info: sessionInfo(open) })
+        }),
+      ),
 
     answerQuestion: (answer) =>
       call(Effect.flatMap(lookup(answer.sessionId), (open) => open.live.answerQuestion(answer))),

@@ -1,17 +1,18 @@
 /**
  * What the agent checks on an open session after each launch (and, for the
- * skills, after each run): the skill list, emitted only when it changed, and
+ * skills, after each run): the skill list, emitted only when it changed,
  * whether ultracode, which the CLI accepts silently where it cannot apply,
- * turned on, and whether the workspace's settings allow it at all.
+ * turned on, and whether the workspace's settings allow it at all; and
+ * thinking turned off where the model keeps it on.
  */
 import { Effect } from "effect"
 import type { AgentCatalog } from "./catalog.ts"
 import type { CliDetector } from "../cli-version.ts"
-import { configDirFor, readMergedSettings } from "../config.ts"
+import { configDirFor, readMergedSettings, readSettingSources } from "../config.ts"
 import type { Account } from "../instances.ts"
-import { ULTRACODE, workflowsEnabled } from "../options.ts"
+import { thinkingStaysOn, ULTRACODE, workflowsEnabled } from "../options.ts"
 import type { Broker } from "../sdk/plugin-api.ts"
-import type { AgentEvent } from "../sdk/protocol.ts"
+import type { AgentEvent, ModelEntry } from "../sdk/protocol.ts"
 import { readSkills, skillsChanged } from "../skills.ts"
 import { GetSettingsResponse } from "../wire.ts"
 import type { OpenSession } from "./context.ts"
@@ -26,7 +27,7 @@ export const refreshSkills = (
 ): Effect.Effect<void, never, Broker> =>
   Effect.gen(function* () {
     const configDir = yield* configDirFor(acct)
-    const skills = yield* readSkills(configDir, open.cwd, catalog.commands())
+    const skills = yield* readSkills(configDir, open.cwd, catalog.commands(), yield* readSettingSources)
     if (open.skills && !skillsChanged(open.skills, skills)) return
     open.skills = skills
     yield* emit({ type: "Skills", session_id: sessionId, skills })
@@ -34,13 +35,22 @@ export const refreshSkills = (
 
 /**
  * Are dynamic workflows (and so ultracode) on in this workspace? The user's
- * settings with the project's `.claude/settings*.json` over them decide.
+ * settings with the project's `.claude/settings*.json` over them decide, of
+ * those the CLI reads (CLAUDE_SETTING_SOURCES).
  */
 export const workflowsOnIn = (acct: Account, cwd: string): Effect.Effect<boolean, never, Broker> =>
   Effect.gen(function* () {
     const configDir = yield* configDirFor(acct)
-    return workflowsEnabled(yield* readMergedSettings(configDir, cwd))
+    return workflowsEnabled(yield* readMergedSettings(configDir, cwd, yield* readSettingSources))
   })
+
+/** Thinking turned off on a model that cannot turn it off: it stays on, and the session says so. */
+export const checkThinking = (open: OpenSession, models: ReadonlyArray<ModelEntry>): Effect.Effect<void> => {
+  const model = thinkingStaysOn(open.options, models)
+  return model === undefined
+    ? Effect.void
+    : open.live.emitNotice("warning", `Thinking stays on: ${model.label} cannot turn it off`)
+}
 
 /** Ultracode is accepted silently where it cannot apply: ask and warn. */
 export const checkUltracode = (

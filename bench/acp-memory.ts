@@ -13,18 +13,21 @@
  *   other descendant is the adapter's, and is named in the breakdown (by
  *   what it runs at its last sample). A child caught between fork and exec
  *   (its parent's executable and command line) is not counted until it
- *   runs its own program: its pages are its parent's, and a short-lived
- *   `claude --version` caught there and gone by the next sample was counted
- *   as a `node` of the adapter's (24–29 MB) until 2026-12-01.
+ *   runs its own program: its pages are its parent's (a short-lived
+ *   `claude --version` caught there would count as a `node` of the adapter's).
  * - The sampling runs on a worker thread (acp-memory-worker.ts), not on the
  *   bench's own event loop, where the SDK client reads the adapter's
- *   messages: reading /proc every 25 ms (a starting CLI's cmdline can block
- *   for tens of ms) delayed that reading, the more the more processes an
- *   adapter has. What is sampled and summed is the same.
+ *   messages: reading /proc (a starting CLI's cmdline can block) would delay
+ *   that reading, the more the more processes an adapter has.
+ * - The floors beside them (the end of this file): a bare Node, a Node with
+ *   only the ACP SDK, our bundle evaluated.
  */
-import { readdirSync, readFileSync, readlinkSync } from "node:fs"
-import { basename } from "node:path"
+import { spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { basename, join } from "node:path"
 import { Worker } from "node:worker_threads"
+import { buildSync } from "esbuild"
 
 const SAMPLE_MS = 25
 
@@ -183,5 +186,69 @@ export const startTreeWatcher = async () => {
       }
     },
     close: () => worker.terminate(),
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The floors the adapters are read against
+
+/**
+ * Our ACP bundle evaluated and nothing started (`--help`): its peak RSS at
+ * exit, MB. `--help` exits before main.ts imports the ACP side, so every
+ * chunk is imported first, under the compile cache the entry turns on.
+ */
+export const bundleLoaded = (node24: string, root: string): number => {
+  const dir = join(root, "dist/acp")
+  const code = [
+    `import { readdirSync, readFileSync } from "node:fs"`,
+    `import * as nodeModule from "node:module"`,
+    `process.on("exit", () => process.stderr.write("HWM " + /VmHWM:\\s+(\\d+)/.exec(readFileSync("/proc/self/status", "utf8"))[1] + "\\n"))`,
+    `nodeModule.enableCompileCache?.(${JSON.stringify(join(root, "node_modules/.cache/cvg-acp-compile"))})`,
+    `for (const f of readdirSync(${JSON.stringify(dir)})) if (/-[A-Z0-9]{8}\\.mjs$/.test(f)) await import(${JSON.stringify(`${dir}/`)} + f)`,
+    `await import(${JSON.stringify(join(dir, "main.mjs"))})`,
+  ].join("\n")
+  const out = spawnSync(node24, ["--input-type=module", "-e", code, "--", "--help"], { encoding: "utf8" })
+  const kb = /HWM (\d+)/.exec(out.stderr)?.[1]
+  return kb ? Number(kb) / 1024 : Number.NaN
+}
+
+/** A bare Node process, idle: the floor of any one process. */
+export const bareNode = async (node24: string, idleMs: number): Promise<number> => {
+  const child = spawn(node24, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" })
+  await new Promise((r) => setTimeout(r, idleMs))
+  const mb = peakMb(child.pid!) ?? Number.NaN
+  child.kill("SIGKILL")
+  return mb
+}
+
+/**
+ * A Node that only imports the official ACP SDK (bundled and minified by
+ * esbuild, as an adapter would ship it), idle 300 ms: what any adapter built
+ * on the SDK the issue requires costs before it does anything.
+ */
+export const sdkOnlyNode = async (node24: string, root: string): Promise<number> => {
+  const dir = mkdtempSync(join(tmpdir(), "acp-bench-sdk-"))
+  try {
+    const out = join(dir, "sdk-only.mjs")
+    buildSync({
+      stdin: {
+        contents: `import * as acp from "@agentclientprotocol/sdk/unstable"; globalThis.__acp = acp; setInterval(() => {}, 1000)`,
+        resolveDir: root,
+        loader: "js",
+      },
+      bundle: true,
+      minify: true,
+      platform: "node",
+      format: "esm",
+      outfile: out,
+      logLevel: "warning",
+    })
+    const child = spawn(node24, [out], { stdio: "ignore" })
+    await new Promise((r) => setTimeout(r, 300))
+    const mb = peakMb(child.pid!) ?? Number.NaN
+    child.kill("SIGKILL")
+    return mb
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
   }
 }

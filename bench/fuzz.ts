@@ -4,7 +4,7 @@
  *   npm run fuzz -- --frames 1000000 [--session-frames N] [--seed S]
  *
  * 1. `--frames` mutated frames (default 200,000) through the session's own
- *    line pipeline (bench/fuzz-kit.ts `feedLine`: LineSplitter, readLine,
+ *    line pipeline (testkit/fuzz-kit.ts `feedLine`: LineSplitter, readLine,
  *    decodeLine, the mapper): every recording of testdata/ played over and
  *    over, each line mutated with probability 1/2, one mapper per pass, so a
  *    frame that poisons the state shows in the frames after it.
@@ -16,7 +16,7 @@
  *    with the lines readLine calls bad; an exception out of a frame's
  *    handler is a "handling a frame failed" warning.
  *
- * Mutations are fast-check arbitraries (fuzz-kit.ts), drawn in batches from
+ * Mutations are fast-check arbitraries (testkit/fuzz-kit.ts), drawn in batches from
  * one seed. The figures printed, with their targets: escaped exceptions 0,
  * malformed events 0, runs left open 0, lines that had to be bad but were
  * silent 0, recorded lines flagged 0, and at most one diagnostic per line.
@@ -35,18 +35,17 @@ import { readLine } from "../transport.ts"
 import { LineSplitter } from "../sdk/lines.ts"
 import { MAX_LINE_BYTES } from "../bounds.ts"
 import { decodeLine } from "../wire.ts"
+import { malformed } from "../testkit/event-shapes.ts"
 import {
   applyMutations,
   asText,
   feedLine,
-  malformed,
   type Mutation,
   mutationArb,
   newTally,
-  type Recording,
-  recordings,
   type Tally,
-} from "./fuzz-kit.ts"
+} from "../testkit/fuzz-kit.ts"
+import { type Recording, recordings } from "../testkit/recordings.ts"
 
 const encoder = new TextEncoder()
 

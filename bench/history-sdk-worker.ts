@@ -8,7 +8,7 @@
  */
 import { getSessionMessages, listSessions } from "@anthropic-ai/claude-agent-sdk"
 import type { Corpus } from "./corpus.ts"
-import { measureCall } from "./sample.ts"
+import { measureCall } from "./measure.ts"
 
 const corpus = JSON.parse(process.env.BENCH_CORPUS ?? "{}") as Corpus
 const mode = process.argv[2]

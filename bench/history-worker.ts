@@ -7,18 +7,17 @@
  *
  *   node history-worker.mjs <mode>    (BENCH_CORPUS and BENCH_STORAGE in the environment)
  *
- * Prints one JSON line: a `Sample` (bench/sample.ts).
+ * Prints one JSON line: a `Sample` (bench/measure.ts).
  */
 import { Context, Effect } from "effect"
 import { makeFsBroker } from "../host/broker/fs-broker.ts"
 import { makeScopeSet } from "../host/broker/scopes.ts"
 import { openJsonStorage } from "../host/broker/storage.ts"
 import { listSessions, readSession } from "../history.ts"
-import { settleListCache } from "./list-cache.ts"
 import { Fs, type FsShape, Storage } from "../sdk/plugin-api.ts"
 import type { Corpus } from "./corpus.ts"
-import { nodeFs, rawEndsFloor } from "./node-fs.ts"
-import { measureCall } from "./sample.ts"
+import { nodeFs } from "../testkit/node-fs.ts"
+import { measureCall, rawEndsFloor, settleListCache } from "./measure.ts"
 
 export type OursMode = "ours-list" | "ours-list-warm" | "ours-read" | "floor-list"
 

@@ -9,7 +9,7 @@
  * (bench/history-sdk-worker.ts, the SDK as its package) are bundled with
  * esbuild first. Our call runs as the plugin runs it: its services in one
  * context made beforehand, Effect's runtime used once before (as activation
- * does); none of the history code has run. Figures (bench/sample.ts): wall
+ * does); none of the history code has run. Figures (bench/measure.ts): wall
  * time (CPU time shown too: the machine may be shared); the peak RSS during
  * the call less the RSS before it (what the call itself needs); the
  * whole-process peak RSS, start-up and each side's loaded code included,
@@ -20,7 +20,7 @@
  *   (one open each for both ends) and the cache is written after the answer;
  * - warm: a fresh process whose storage holds the cache the cold run wrote,
  *   as on a host that lists again: folders listed, files stat'ed, nothing read.
- * Both read files directly (bench/node-fs.ts), and again through the host's
+ * Both read files directly (testkit/node-fs.ts), and again through the host's
  * own broker (host/broker/fs-broker: grant checks, the event loop kept turning),
  * the plugin's real path. `floor-list` makes only the file-system calls of a
  * cold list (no plugin code): the bound on any cold list's speed here.
@@ -36,21 +36,20 @@
  * every reader close together in time, so a machine that is slower for a
  * while slows both sides alike).
  *
- *   npm run bench -- history
+ *   npm run bench -- history     (HISTORY_RUNS rounds, 9 by default)
+ *
+ * Returns its figures (bench/ab.ts).
  */
 import { spawnSync } from "node:child_process"
-import { mkdirSync, rmSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { build } from "esbuild"
 import { type Corpus, ensureCorpus } from "./corpus.ts"
 import { homeOver, type Round, worker } from "./isolation.ts"
-import type { Sample } from "./sample.ts"
+import type { Sample } from "./measure.ts"
+import { bundleWorker, type Figures, median, repoRoot, workDirOf } from "./workers.ts"
 
-const RUNS = 9
-const repoRoot = fileURLToPath(new URL("..", import.meta.url))
-/** Build output and our side's plugin storage: a cache folder that neither git nor the linter looks at. */
-const workDir = join(repoRoot, "node_modules", ".cache", "history-bench")
+const RUNS = Number(process.env.HISTORY_RUNS ?? 9)
+const workDir = workDirOf("history-bench")
 const storageFile = join(workDir, "storage.json")
 
 type Mode =
@@ -64,26 +63,10 @@ type Mode =
   | "sdk-read"
 
 /** Both workers as plain JavaScript: ours with everything bundled, the SDK's with the SDK left as its package. */
-const buildWorkers = async (): Promise<{ ours: string; sdk: string }> => {
-  mkdirSync(workDir, { recursive: true })
-  const ours = join(workDir, "history-worker.mjs")
-  const sdk = join(workDir, "history-sdk-worker.mjs")
-  const common = {
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "error",
-  } as const
-  await build({ ...common, entryPoints: [join(repoRoot, "bench/history-worker.ts")], outfile: ours })
-  await build({
-    ...common,
-    entryPoints: [join(repoRoot, "bench/history-sdk-worker.ts")],
-    outfile: sdk,
-    external: ["@anthropic-ai/claude-agent-sdk"],
-  })
-  return { ours, sdk }
-}
+const buildWorkers = async (): Promise<{ ours: string; sdk: string }> => ({
+  ours: await bundleWorker("history-worker", workDir),
+  sdk: await bundleWorker("history-sdk-worker", workDir, { external: ["@anthropic-ai/claude-agent-sdk"] }),
+})
 
 /** The SDK's bundle imports its package by name: run it from inside the repo so node_modules resolves. */
 const measure = (mode: Mode, corpus: Corpus, workers: { ours: string; sdk: string }): Sample => {
@@ -120,16 +103,11 @@ const bareNodePeak = (): number => {
   return median(peaks)
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)] as number
-}
-
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const fixed = (x: number) => (x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toFixed(2))
 const ratio = (x: number) => x.toFixed(2)
 
-interface Figures {
+interface ReaderFigures {
   readonly ms: number
   readonly cpuMs: number
   readonly processPeak: number
@@ -138,7 +116,7 @@ interface Figures {
   readonly count: number
 }
 
-const summarizeRuns = (mode: Mode, samples: Sample[]): Figures => {
+const summarizeRuns = (mode: Mode, samples: Sample[]): ReaderFigures => {
   const figures = {
     ms: median(samples.map((s) => s.ms)),
     cpuMs: median(samples.map((s) => s.cpuMs)),
@@ -163,7 +141,7 @@ const summarizeRuns = (mode: Mode, samples: Sample[]): Figures => {
 }
 
 /** A reader's median figures and its runs, in round order. */
-interface Measured extends Figures {
+interface Measured extends ReaderFigures {
   readonly runs: ReadonlyArray<Sample>
 }
 
@@ -194,7 +172,7 @@ const get = (figures: Map<Mode, Measured>, mode: Mode): Measured => {
 const pairedRatio = (a: Measured, b: Measured, f: (s: Sample) => number): number =>
   median(a.runs.map((s, i) => f(s) / f(b.runs[i] ?? s)))
 
-export const main = async (): Promise<void> => {
+export const main = async (): Promise<Figures> => {
   const corpus = ensureCorpus()
   const workers = await buildWorkers()
   console.log(
@@ -266,4 +244,15 @@ export const main = async (): Promise<void> => {
   console.log(
     `history: list ${fixed(pairedRatio(sdkList, cold, ms))}x faster (cold; ${fixed(pairedRatio(sdkList, broker, ms))}x through the broker; ${fixed(pairedRatio(sdkList, warm, ms))}x warm), ${ratio(cold.added / sdkList.added)}x memory (whole process ${ratio(cold.processPeak / sdkList.processPeak)}x); read ${ratio(pairedRatio(ourRead, sdkRead, ms))}x time, ${ratio(ourRead.added / sdkRead.added)}x memory (whole process ${ratio(ourRead.processPeak / sdkRead.processPeak)}x); isolated host: list ${fixed(sdkList.ms / isoCold)}x faster cold, ${fixed(sdkList.ms / isoWarm)}x warm, read ${ratio(isoRead / sdkRead.ms)}x time`,
   )
+  return {
+    "list cold ms": cold.ms,
+    "list warm ms": warm.ms,
+    "list cold call MB": cold.added / 1024 / 1024,
+    "read ms": ourRead.ms,
+    "read call MB": ourRead.added / 1024 / 1024,
+    "SDK list over ours, cold": pairedRatio(sdkList, cold, ms),
+    "read over the SDK's": pairedRatio(ourRead, sdkRead, ms),
+    "isolated list cold ms": isoCold,
+    "isolated read ms": isoRead,
+  }
 }

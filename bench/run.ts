@@ -1,16 +1,26 @@
 /**
- * `npm run bench -- <name>` runs `bench/<name>.ts`: the module either does its
- * work when imported, or exports `main(args)`, which is called and awaited.
- * Each benchmark prints its figures and, as its last line, `<name>: <headline>`.
- * The benchmarks: `mapper`, `history`, `isolation`, `trace`, `scale` (its live half alone:
- * `scale-live`), `acp`, `undelivered`, `storage`, `tui-start`.
+ * `npm run bench -- <name> [args]` runs `bench/<name>.ts`'s `main(args)`.
+ * Each benchmark prints its figures beside their floors and ratios and, as
+ * its last line, `<name>: <headline>`. A `main` that returns its figures
+ * (a record of numbers) can be compared across two trees by bench/ab.ts:
+ * with BENCH_FIGURES set they are written there as JSON.
+ *
+ * The benchmarks: mapper, history, isolation, scale, trace, undelivered,
+ * acp, tui-start, ab (two trees side by side); `npm run fuzz` is the long fuzz run.
  */
+import { writeFileSync } from "node:fs"
+
+const BENCHES = ["mapper", "history", "isolation", "scale", "trace", "undelivered", "acp", "tui-start", "ab"]
+
 const [name, ...args] = process.argv.slice(2)
-if (name === undefined || !/^[a-z0-9][a-z0-9-]*$/.test(name)) {
-  console.error(
-    "usage: npm run bench -- <mapper|history|scale|scale-live|trace|isolation|acp|undelivered|storage|tui-start>   (a file bench/<name>.ts)",
-  )
+if (name === undefined || !BENCHES.includes(name)) {
+  console.error(`usage: npm run bench -- <${BENCHES.join("|")}> [args]`)
   process.exit(2)
 }
-const module = (await import(`./${name}.ts`)) as { main?: (args: string[]) => unknown }
-if (typeof module.main === "function") await module.main(args)
+const module = (await import(`./${name}.ts`)) as { main: (args: string[]) => unknown }
+const figures = await module.main(args)
+const out = process.env.BENCH_FIGURES
+if (out !== undefined) {
+  if (typeof figures !== "object" || figures === null) throw new Error(`bench ${name} returns no figures`)
+  writeFileSync(out, JSON.stringify(figures))
+}

@@ -1,12 +1,12 @@
 /**
- * The scaling benchmark's live half (issue 20), printed by `npm run bench --
- * scale` after its history series, or alone by `npm run bench -- scale-live`
+ * The scaling benchmark's live half, printed by `npm run bench -- scale`
+ * after its history series, or alone by `npm run bench -- scale live`
  * (`--quick` for 1,000 turns). Each series beside its floor, in one run:
  *
  * - mapper: one mapper over 10,000 turns of recorded frames against
  *   JSON.parse of the same lines, first and last repetitions, heap after GC
- *   (bench/scale-mapper.ts, a process of its own, measured as the `mapper`
- *   bench is: its header says what was made like for like); the figure is
+ *   (bench/mapper.ts's series, in a process of its own, measured as the
+ *   `mapper` bench is); the figure is
  *   the median of the last tenth's per-repetition ratios, printed with
  *   their quartiles and the load average before and after;
  * - session: the same turns through the plugin's session (prompt written,
@@ -20,18 +20,11 @@
  *   plugin's own time on that path taken directly (before the spawn, after
  *   the answer; bench/scale-startup.ts; target ≤ 20 ms added).
  *
- * Returns the headline's parts; `main` prints
- * `scale-live: mapper <m>x JSON.parse at turn 10k, session <s> µs/frame …`.
+ * Returns the headline's parts.
  */
-import { mkdirSync } from "node:fs"
 import { loadavg } from "node:os"
-import { join } from "node:path"
-import { build } from "esbuild"
 import { measureStartup, printStartup } from "./scale-startup.ts"
-import { runWorkerJson } from "./worker-json.ts"
-
-const repoRoot = join(import.meta.dirname, "..")
-const workDir = join(repoRoot, "node_modules/.cache/scale-live")
+import { bundleWorker, median, quantile, runWorkerJson, workDirOf } from "./workers.ts"
 
 export interface LivePlan {
   readonly turns: number
@@ -58,29 +51,8 @@ export interface LiveHeadline {
   readonly turns: number
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)] as number
-}
-const quantile = (xs: ReadonlyArray<number>, q: number): number =>
-  [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))] as number
 const load = () => (loadavg()[0] as number).toFixed(2)
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MB`
-
-const bundle = async (name: string): Promise<string> => {
-  mkdirSync(workDir, { recursive: true })
-  const outfile = join(workDir, `${name}.mjs`)
-  await build({
-    entryPoints: [join(repoRoot, `bench/${name}.ts`)],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "error",
-  })
-  return outfile
-}
 
 interface Series {
   readonly framesPerRep: number
@@ -123,12 +95,15 @@ const printSeries = (label: string, s: Series, costMs: number[], what: string) =
 }
 
 export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
-  const [mapperWorker, sessionWorker] = await Promise.all([bundle("scale-mapper"), bundle("scale-session")])
+  const workDir = workDirOf("scale-live")
+  const mapperWorker = await bundleWorker("mapper", workDir)
+  const sessionWorker = await bundleWorker("scale-session", workDir)
 
   const loadBefore = load()
   const mapper = runWorkerJson<Series & { mapMs: number[]; decodeMs: number[] }>([
     "--expose-gc",
     mapperWorker,
+    "series",
     String(plan.turns),
   ])
   const m = printSeries(
@@ -189,9 +164,4 @@ export const liveSeries = async (plan: LivePlan): Promise<LiveHeadline> => {
 export const liveHeadline = (h: LiveHeadline): string => {
   const turnsAt = h.turns >= 1000 ? `${h.turns / 1000}k` : String(h.turns)
   return `mapper ${h.mapper.toFixed(2)}x JSON.parse at turn ${turnsAt}, session ${h.sessionUs.toFixed(1)} µs/frame (${h.sessionDrift.toFixed(2)}x its first turns, heap +${(h.sessionHeapGrown / 1024 / 1024).toFixed(1)} MB), idle ${(h.idlePerSession / 1024).toFixed(0)} KB/session, startup: plugin's own ${h.startupOwnMs.toFixed(1)} ms (${h.startupOwnFakeMs.toFixed(1)} ms over a FakePeer), +${h.startupAddedMs.toFixed(0)} ms against the CLI by hand`
-}
-
-export const main = async (args: ReadonlyArray<string>): Promise<void> => {
-  const headline = await liveSeries(args.includes("--quick") ? QUICK_LIVE : FULL_LIVE)
-  console.log(`scale-live: ${liveHeadline(headline)}`)
 }

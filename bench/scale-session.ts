@@ -24,7 +24,6 @@
  *
  * Prints one JSON line.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { Effect, Fiber, type Scope } from "effect"
 import { launchArgs } from "../session/launch.ts"
 import { makeMapper } from "../map.ts"
@@ -32,6 +31,7 @@ import { brokerContext } from "../sdk/context.ts"
 import { type FakeProcess, makeFakePeer } from "../sdk/testing/fake-peer.ts"
 import { makeMemoryBroker } from "../sdk/testing/memory-broker.ts"
 import { makeSession, type SessionSetup } from "../session.ts"
+import { repetition, scenarioLines } from "../testkit/recordings.ts"
 import { decodeLine } from "../wire.ts"
 
 const [mode = "live", countArg] = process.argv.slice(2)
@@ -47,30 +47,24 @@ const cpuNow = (): number => {
   return (u.user + u.system) / 1000
 }
 
-const ids = /\b(msg_[A-Za-z0-9_]+|toolu_[A-Za-z0-9_]+|req_[A-Za-z0-9_]+|a[0-9a-f]{16}(?:_[A-Za-z0-9]+)*)\b/g
 const CONTROL = new Set(["control_request", "control_response", "control_cancel_request"])
 
-/** Every recorded turn: its lines (ids its scenario's own), the result last. */
-const recordedTurns = (): string[][] => {
-  const turns: string[][] = []
-  readdirSync("testdata")
-    .filter((d) => existsSync(`testdata/${d}/stdout.jsonl`))
-    .sort()
-    .forEach((d, k) => {
-      let turn: string[] = []
-      for (const line of readFileSync(`testdata/${d}/stdout.jsonl`, "utf8").split("\n")) {
-        if (line.trim() === "") continue
-        const type = (JSON.parse(line) as { type?: string }).type ?? ""
-        if (CONTROL.has(type)) continue
-        turn.push(line.replace(ids, `$1_s${k}`))
-        if (type === "result") {
-          turns.push(turn)
-          turn = []
-        }
+/** Every recorded turn: its lines (control frames left out: nobody answers them here), the result last. */
+const recordedTurns = (): string[][] =>
+  scenarioLines().flatMap((lines) => {
+    const turns: string[][] = []
+    let turn: string[] = []
+    for (const line of lines) {
+      const type = (JSON.parse(line) as { type?: string }).type ?? ""
+      if (CONTROL.has(type)) continue
+      turn.push(line)
+      if (type === "result") {
+        turns.push(turn)
+        turn = []
       }
-    })
-  return turns
-}
+    }
+    return turns
+  })
 
 /** A session over a FakePeer, its first process initialized. */
 const startSession = (sink: { events: number }, hostId: string) =>
@@ -126,7 +120,7 @@ const live = (turns: number) =>
     let turn = 0
     let sinkParse = 0
     for (let rep = 0; rep < reps; rep++) {
-      const lines = recorded.map((t) => t.map((l) => l.replace(ids, `$1_${rep}`)))
+      const lines = recorded.map((t) => repetition(t, rep))
       let start = cpuNow()
       for (const t of lines)
         for (const l of t) if ((JSON.parse(l) as { type?: unknown }).type === "x") sinkParse++

@@ -16,20 +16,30 @@
  *
  * The two totals differ by the CLI's own start, which swings by hundreds of
  * milliseconds on a loaded machine; so each round also takes the plugin's
- * own time directly, from bench/spawn-probe.ts's marks on the same clock:
- * from the call to the spawn request (everything the plugin and the host do
+ * own time directly, from the spawn probe's marks on the same clock: from
+ * the call to the spawn request (everything the plugin and the host do
  * before the CLI exists), and from the answer's line complete on the pipe to
- * `createSession` returning (reading it, the session ready, the answer back
- * over the channel). What lies between is the CLI's own start, measured the
- * same way on the by-hand side (spawn call to answer) for comparison.
+ * `createSession` returning. What lies between is the CLI's own start,
+ * measured the same way on the by-hand side for comparison.
+ *
+ * The probe watches this process's own `child_process.spawn` (the host's
+ * process broker spawns here; the plugin process asks it over the channel),
+ * without changing what it watches: `spawn` is wrapped (and
+ * `syncBuiltinESMExports` makes modules that imported it by name see the
+ * wrapper); the child's stdin `write` and stdout `push` are wrapped on the
+ * instance, so no listener is added and no stream switched to flowing. Only
+ * a session's process (`--input-format`) spawned while a probe is armed is
+ * watched, and only until its answer.
  */
+import childProcess, { type ChildProcess } from "node:child_process"
 import { mkdirSync } from "node:fs"
-import { join } from "node:path"
+import { syncBuiltinESMExports } from "node:module"
+import { basename, join } from "node:path"
 import { startHost } from "../host/core/host.ts"
 import { initializeRequest } from "../session/launch.ts"
 import { cliEnv, initialize, makeSandbox, spawnClaude } from "../testkit/cli.ts"
 import { startModelServer } from "../testkit/model-server.ts"
-import { armSpawnProbe, disarmSpawnProbe, type StartMarks } from "./spawn-probe.ts"
+import { median } from "./workers.ts"
 
 export interface StartupRounds {
   /** ms from create_session called to it returning (the CLI answered initialize). */
@@ -48,6 +58,102 @@ export interface StartupRounds {
 }
 
 const repoRoot = join(import.meta.dirname, "..")
+
+// ---------------------------------------------------------------------------
+// The spawn probe
+
+interface StartMarks {
+  /** performance.now() just before the spawn call. */
+  spawnAt?: number
+  /** The `initialize` request's chunk written to the child's stdin. */
+  writtenAt?: number
+  /** The chunk that completed the child's `control_response` line to that request. */
+  answeredAt?: number
+}
+
+const original = childProcess.spawn
+let armed: StartMarks | undefined
+let installed = false
+
+const watch = (child: ChildProcess, marks: StartMarks): void => {
+  let requestId: string | undefined
+  const stdin = child.stdin
+  if (stdin) {
+    const write = stdin.write
+    stdin.write = function (this: typeof stdin, chunk: unknown, ...rest: unknown[]) {
+      if (requestId === undefined) {
+        const text = typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8")
+        const at = text.indexOf('"subtype":"initialize"')
+        if (at !== -1) {
+          const end = text.indexOf("\n", at)
+          const line = text.slice(text.lastIndexOf("\n", at) + 1, end === -1 ? undefined : end)
+          requestId = /"request_id":"([^"]+)"/.exec(line)?.[1]
+          marks.writtenAt = performance.now()
+        }
+      }
+      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest)
+    } as typeof stdin.write
+  }
+  const stdout = child.stdout
+  if (stdout) {
+    const push = stdout.push
+    let seen = ""
+    stdout.push = function (this: typeof stdout, chunk: unknown, ...rest: unknown[]) {
+      if (marks.answeredAt === undefined && requestId !== undefined && chunk !== null) {
+        seen += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8")
+        for (let end = seen.indexOf("\n"); end !== -1; end = seen.indexOf("\n")) {
+          const line = seen.slice(0, end)
+          seen = seen.slice(end + 1)
+          if (line.includes('"control_response"') && line.includes(`"request_id":"${requestId}"`)) {
+            marks.answeredAt = performance.now()
+            seen = ""
+            break
+          }
+        }
+      }
+      return (push as (...a: unknown[]) => boolean).call(this, chunk, ...rest)
+    } as typeof stdout.push
+  }
+}
+
+/** Install the spawn wrapper once for this process. */
+const install = (): void => {
+  if (installed) return
+  installed = true
+  childProcess.spawn = function (this: unknown, ...args: unknown[]) {
+    const marks = armed
+    const command = typeof args[0] === "string" ? basename(args[0]) : ""
+    const argv = Array.isArray(args[1]) ? (args[1] as string[]) : []
+    const session =
+      marks !== undefined &&
+      marks.spawnAt === undefined &&
+      command.startsWith("claude") &&
+      argv.includes("--input-format")
+    const spawnAt = performance.now()
+    const child = (original as (...a: unknown[]) => ChildProcess).apply(this, args)
+    if (session && marks !== undefined) {
+      marks.spawnAt = spawnAt
+      watch(child, marks)
+    }
+    return child
+  } as typeof childProcess.spawn
+  syncBuiltinESMExports()
+}
+
+/** Watch the next session process spawned in this process; its marks fill in as it starts. */
+const armSpawnProbe = (): StartMarks => {
+  install()
+  armed = {}
+  return armed
+}
+
+/** Stop watching new processes (the wrapper stays, passing every call through). */
+const disarmSpawnProbe = (): void => {
+  armed = undefined
+}
+
+// ---------------------------------------------------------------------------
+// The rounds
 
 const complete = (marks: StartMarks, side: string): Required<StartMarks> => {
   const { spawnAt, writtenAt, answeredAt } = marks
@@ -90,41 +196,26 @@ const emptyRounds = () => ({
   cliByHand: [] as number[],
 })
 
-/**
- * `rounds` measured rounds after one warm-up. With `against` (another
- * plugin folder, e.g. main's tree), a second host runs that plugin and each
- * round times both plugins and then the CLI by hand, in turn: A/B in one run.
- */
-export const measureStartup = async (
-  rounds: number,
-  against?: string,
-): Promise<StartupRounds & { readonly against?: StartupRounds }> => {
+/** `rounds` measured rounds after one warm-up. */
+export const measureStartup = async (rounds: number): Promise<StartupRounds> => {
   const sandbox = makeSandbox("cvg-scale-startup-")
   const server = await startModelServer({ main: [] })
   const env = cliEnv(sandbox, server)
-  const hosts: Host[] = []
-  const sides = [emptyRounds(), ...(against === undefined ? [] : [emptyRounds()])]
+  const out = emptyRounds()
+  const dataDir = join(sandbox.root, "data")
+  mkdirSync(dataDir, { recursive: true })
+  const host = await startHost({
+    pluginDir: repoRoot,
+    home: sandbox.home,
+    dataDir,
+    env,
+    workspaces: [sandbox.ws],
+    killGraceMs: 1_000,
+  })
   try {
-    for (const [i, pluginDir] of [repoRoot, ...(against === undefined ? [] : [against])].entries()) {
-      const dataDir = join(sandbox.root, `data-${i}`)
-      mkdirSync(dataDir, { recursive: true })
-      hosts.push(
-        await startHost({
-          pluginDir,
-          home: sandbox.home,
-          dataDir,
-          env,
-          workspaces: [sandbox.ws],
-          killGraceMs: 1_000,
-        }),
-      )
-    }
     for (let round = 0; round <= rounds; round++) {
-      // The side that goes first alternates, so neither always meets a just-warmed page cache.
-      const order = hosts.map((_, i) => (i + round) % hosts.length)
-      const measured: Array<Awaited<ReturnType<typeof pluginRound>>> = []
-      for (const i of order) measured[i] = await pluginRound(hosts[i] as Host, sandbox.ws)
-      const args = [...(measured[0] as { args: string[] }).args]
+      const measured = await pluginRound(host, sandbox.ws)
+      const args = [...measured.args]
       const id = args.indexOf("--session-id")
       if (id !== -1) args[id + 1] = crypto.randomUUID()
 
@@ -142,31 +233,23 @@ export const measureStartup = async (
       const byHand = complete(marks, "by hand")
       await p.close()
       if (round === 0) continue
-      measured.forEach((m, i) => {
-        const out = sides[i] as ReturnType<typeof emptyRounds>
-        out.plugin.push(m.total)
-        out.raw.push(raw)
-        out.beforeSpawn.push(m.beforeSpawn)
-        out.afterAnswer.push(m.afterAnswer)
-        out.toRequest.push(m.toRequest)
-        out.cliInPlugin.push(m.cli)
-        out.cliByHand.push(byHand.answeredAt - byHand.spawnAt)
-      })
+      out.plugin.push(measured.total)
+      out.raw.push(raw)
+      out.beforeSpawn.push(measured.beforeSpawn)
+      out.afterAnswer.push(measured.afterAnswer)
+      out.toRequest.push(measured.toRequest)
+      out.cliInPlugin.push(measured.cli)
+      out.cliByHand.push(byHand.answeredAt - byHand.spawnAt)
     }
   } finally {
     disarmSpawnProbe()
-    for (const host of hosts) await host.close()
+    await host.close()
     await server.close()
     sandbox.cleanup()
   }
-  const [mine, other] = sides as [StartupRounds, StartupRounds | undefined]
-  return other === undefined ? mine : { ...mine, against: other }
+  return out
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? Number.NaN : (s[Math.floor(s.length / 2)] as number)
-}
 const spreadOf = (xs: ReadonlyArray<number>): string => {
   const s = [...xs].sort((a, b) => a - b)
   return `${(s[0] ?? 0).toFixed(1)}-${(s.at(-1) ?? 0).toFixed(1)}`
@@ -208,30 +291,4 @@ export const printStartup = (r: StartupRounds): StartupSummary => {
     beforeSpawnMs: median(r.beforeSpawn),
     afterAnswerMs: median(r.afterAnswer),
   }
-}
-
-/**
- * `npm run bench -- scale-startup [rounds] [--against <plugin folder>]`: the
- * startup series alone (15 rounds by default); `--against` measures another
- * plugin folder (main's tree, say) in the same rounds.
- */
-export const main = async (args: ReadonlyArray<string>): Promise<void> => {
-  const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 15)
-  const at = args.indexOf("--against")
-  const against = at === -1 ? undefined : args[at + 1]
-  const result = await measureStartup(rounds, against)
-  const s = printStartup(result)
-  if (result.against !== undefined) {
-    console.log(`\nthe same rounds, the plugin of ${against}:`)
-    const o = printStartup(result.against)
-    const own = (r: StartupRounds) => r.beforeSpawn.map((b, i) => b + (r.afterAnswer[i] ?? 0))
-    const mine = own(result)
-    const theirs = own(result.against)
-    console.log(
-      `\nA/B per round, plugin's own: this ${s.ownMs.toFixed(1)} ms against ${o.ownMs.toFixed(1)} ms, difference median ${median(mine.map((m, i) => m - (theirs[i] ?? m))).toFixed(1)} ms`,
-    )
-  }
-  console.log(
-    `scale-startup: plugin's own ${s.ownMs.toFixed(1)} ms (before the spawn ${s.beforeSpawnMs.toFixed(1)}, after the answer ${s.afterAnswerMs.toFixed(1)}), +${s.addedMs.toFixed(0)} ms against the CLI by hand`,
-  )
 }

@@ -1,33 +1,26 @@
 /**
  * One measured call of the scaling benchmark (bench/scale.ts), in a process
  * of its own, bundled by esbuild and run with plain `node` (no loader in the
- * measured process). Files are read with plain node calls (bench/node-fs.ts).
+ * measured process). Files are read with plain node calls (testkit/node-fs.ts).
  *
  *   node scale-worker.mjs read <configDir> <cwd> <id>     read_session
  *   node scale-worker.mjs floor-read <path>…              the bytes read, line breaks found, nothing parsed
  *   node scale-worker.mjs floor-parse <path>…             that, and JSON.parse of the lines the reader parses
- *   node scale-worker.mjs floor-keep <path>…              that, every parsed value held to the call's end
- *   node scale-worker.mjs read-save <configDir> <cwd> <id> <out>   read_session's answer written as JSON (not measured)
- *   node scale-worker.mjs answer-copy <answer.json>       the answer's objects and arrays allocated anew, its strings shared
  *   node scale-worker.mjs list <configDir> <limit>        list_sessions (BENCH_STORAGE: the plugin storage file)
  *   node scale-worker.mjs floor-list <configDir>          a cold list's file-system calls alone
- *   node scale-worker.mjs floor-decode <configDir>        those calls, each end then decoded to text
- *   node scale-worker.mjs floor-facts <configDir>         those calls, each file's summary facts taken (endsFacts)
  *
- * Prints one JSON line: a `Sample` (bench/sample.ts), with `returned` (the
+ * Prints one JSON line: a `Sample` (bench/measure.ts), with `returned` (the
  * characters of text the answer holds, its strings summed) for a read.
  */
-import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs"
+import { closeSync, openSync, readSync } from "node:fs"
 import { Context, Effect } from "effect"
 import { openJsonStorage } from "../host/broker/storage.ts"
 import { isParsedLine } from "../history/chain.ts"
 import { LinePrefix, LONG_LINE_BYTES } from "../files.ts"
 import { listSessions, readSession } from "../history.ts"
 import { Fs, Storage } from "../sdk/plugin-api.ts"
-import { endsFacts } from "../history/session-summary.ts"
-import { nodeFs, rawEndsFloor } from "./node-fs.ts"
-import { settleListCache } from "./list-cache.ts"
-import { measureCall } from "./sample.ts"
+import { nodeFs } from "../testkit/node-fs.ts"
+import { measureCall, rawEndsFloor, settleListCache } from "./measure.ts"
 
 const [mode = "", a = "", b = "", c = ""] = process.argv.slice(2)
 
@@ -43,9 +36,8 @@ const textIn = (value: unknown): number => {
 /**
  * Read a file in 1 MiB chunks and count its line breaks: no decoding, no
  * parsing. A Node Buffer: its `indexOf` is Node's native search, the one the
- * reader's line splitter gets on the broker's chunks; a plain Uint8Array's
- * is V8's byte loop, 3-8x slower here, which made the floor 80% search (the
- * floor measured before 2026-12-01 15:00 UTC, 1 GB: 1,045 ms against 122).
+ * reader's line splitter gets on the broker's chunks (a plain Uint8Array's
+ * is V8's byte loop, which would make the floor mostly search).
  */
 const floorBuffer = Buffer.allocUnsafeSlow(1024 * 1024)
 const floorRead = (path: string): number => {
@@ -120,7 +112,7 @@ const parsedLinesOf = (path: string): { lines: Uint32Array; bytes: number } => {
  * returns. A line split across two chunks is joined first, as any reader's
  * must be. Returns the lines parsed.
  */
-const floorParse = (path: string, parsed: Uint32Array, keep?: unknown[]): number => {
+const floorParse = (path: string, parsed: Uint32Array): number => {
   const fd = openSync(path, "r")
   const buffer = floorBuffer
   let line = 0
@@ -131,7 +123,6 @@ const floorParse = (path: string, parsed: Uint32Array, keep?: unknown[]): number
   const parse = (text: string) => {
     const value = JSON.parse(text) as { type?: unknown }
     if (value.type !== undefined) keys++
-    keep?.push(value)
     want = parsed[++next] ?? -1
   }
   try {
@@ -164,41 +155,6 @@ const floorParse = (path: string, parsed: Uint32Array, keep?: unknown[]): number
   return keys
 }
 
-/**
- * A copy of a JSON value's objects and arrays, in its key order, every
- * string shared: what allocating an answer of that shape costs a reader
- * whose strings come from the lines it parsed (the least it can allocate).
- */
-const copyShape = (value: unknown): unknown => {
-  if (typeof value !== "object" || value === null) return value
-  if (Array.isArray(value)) {
-    const copy = new Array(value.length)
-    for (let i = 0; i < value.length; i++) copy[i] = copyShape(value[i])
-    return copy
-  }
-  const copy: Record<string, unknown> = {}
-  const record = value as Record<string, unknown>
-  for (const key in record) copy[key] = copyShape(record[key])
-  return copy
-}
-
-/**
- * The floor's calls (bench/node-fs.ts `rawEndsFloor`), then per file `work`
- * on its two ends: what the list must do beyond the file-system calls, with
- * nothing else of the list around it (no Effect, records, sort or cache).
- */
-const floorWith = (
-  configDir: string,
-  work: (head: Uint8Array, tail: Uint8Array, size: number) => unknown,
-) => {
-  let kept = 0
-  const files = rawEndsFloor(configDir, 2 * 1024, 4 * 1024, (head, tail, size) => {
-    if (work(head, tail, size) !== undefined) kept++
-  })
-  return kept === 0 ? -1 : files
-}
-const textDecoder = new TextDecoder()
-
 const main = async (): Promise<void> => {
   const storage = await openJsonStorage(process.env.BENCH_STORAGE ?? "/dev/null/none")
   const services = Context.make(Fs, nodeFs).pipe(Context.add(Storage, storage))
@@ -214,12 +170,7 @@ const main = async (): Promise<void> => {
   let answer: unknown
   // floor-parse: which lines to parse, found before the call.
   const paths = process.argv.slice(3)
-  const selections = mode === "floor-parse" || mode === "floor-keep" ? paths.map(parsedLinesOf) : []
-  // floor-keep: the parsed values live to the call's end, as a chain-rule reader's records do
-  // (the chain is known only at the last message), so the collector promotes them as it does the reader's.
-  const kept: unknown[] = []
-  // answer-copy: the answer parsed before the call.
-  const shape: unknown = mode === "answer-copy" ? JSON.parse(readFileSync(a, "utf8")) : undefined
+  const selections = mode === "floor-parse" ? paths.map(parsedLinesOf) : []
   const calls: Record<string, () => Promise<number>> = {
     read: async () => {
       const transcript = await run(readSession(a, b, c))
@@ -229,22 +180,8 @@ const main = async (): Promise<void> => {
     "floor-read": async () => paths.reduce((n, path) => n + floorRead(path), 0),
     "floor-parse": async () =>
       paths.reduce((n, path, i) => n + floorParse(path, selections[i]?.lines ?? new Uint32Array(0)), 0),
-    "floor-keep": async () =>
-      paths.reduce((n, path, i) => n + floorParse(path, selections[i]?.lines ?? new Uint32Array(0), kept), 0),
-    "read-save": async () => {
-      const transcript = await run(readSession(a, b, c))
-      writeFileSync(process.argv[6] ?? "", JSON.stringify(transcript))
-      return transcript?.items.length ?? -1
-    },
-    "answer-copy": async () => {
-      answer = copyShape(shape)
-      return (answer as { items?: unknown[] } | null)?.items?.length ?? -1
-    },
     list: async () => (await run(listSessions(a, { limit: Number(b) }))).sessions.length,
     "floor-list": async () => rawEndsFloor(a, 2 * 1024, 4 * 1024),
-    "floor-decode": async () =>
-      floorWith(a, (head, tail) => textDecoder.decode(head).length + textDecoder.decode(tail).length),
-    "floor-facts": async () => floorWith(a, (head, tail, size) => endsFacts(head, tail, size)),
   }
   const call = calls[mode]
   if (call === undefined) throw new Error(`no such mode ${mode}`)
@@ -252,11 +189,10 @@ const main = async (): Promise<void> => {
   // The summary cache is written after the answer: wait for it outside the call, for the warm run after.
   if (mode === "list") await settleListCache(storage)
   const parsed =
-    mode === "floor-parse" || mode === "floor-keep"
+    mode === "floor-parse"
       ? { parsedLines: sample.count, parsedBytes: selections.reduce((n, s) => n + s.bytes, 0) }
       : {}
-  const held = mode === "floor-keep" ? { keptValues: kept.length } : {}
-  process.stdout.write(`${JSON.stringify({ ...sample, returned: textIn(answer), ...parsed, ...held })}\n`)
+  process.stdout.write(`${JSON.stringify({ ...sample, returned: textIn(answer), ...parsed })}\n`)
 }
 
 main().then(

@@ -22,23 +22,22 @@
  *   sessions' heap per session; startup against the CLI spawned by hand.
  *
  * Each measured call is a fresh process (bench/scale-worker.ts, bundled by
- * esbuild); a point runs its reader and its floor in turn, RUNS rounds, and a
- * time ratio is the median of the rounds' ratios. Corpora: bench/scale-corpus.ts,
- * written once under bench/corpus/scale/ and reused.
+ * esbuild); a point runs its reader and its floor in turn, `runs` rounds, and
+ * a time ratio is the median of the rounds' ratios. Corpora:
+ * bench/corpus.ts, written once under bench/corpus/scale/ and reused.
  *
- *   npm run bench -- scale             the full series (minutes: 1 GB and 50,000 files)
- *   npm run bench -- scale --quick     small sizes, for development
- *   npm run bench -- scale --clean     delete the scale corpora
+ *   npm run bench -- scale [read] [list] [live]   the parts named (all by default; minutes: 1 GB, 50,000 files)
+ *   npm run bench -- scale --quick                small sizes, for development
+ *   npm run bench -- scale --clean                delete the scale corpora
  *
+ * Returns its figures (bench/ab.ts).
  * Last line: `scale: read <r>x floor at 1 GB (<p> MB peak, <q>x floor+parse), list <l>x floor
  * at 50k, mapper <m>x JSON.parse at turn 10k, session <s> µs/frame (…),
  * idle <i> KB/session, startup +<t> ms`.
  */
-import { mkdirSync, rmSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { build } from "esbuild"
-import type { Sample } from "./sample.ts"
+import type { Sample } from "./measure.ts"
 import { FULL_LIVE, liveHeadline, liveSeries, QUICK_LIVE } from "./scale-live.ts"
 import {
   cleanScaleCorpus,
@@ -46,12 +45,8 @@ import {
   ensureListCorpus,
   ensureReadTarget,
   type ReadTarget,
-} from "./scale-corpus.ts"
-import { runWorkerJson } from "./worker-json.ts"
-
-const repoRoot = fileURLToPath(new URL("..", import.meta.url))
-const workDir = join(repoRoot, "node_modules", ".cache", "scale-bench")
-const storageFile = join(workDir, "storage.json")
+} from "./corpus.ts"
+import { bundleWorker, type Figures, median, runWorkerJson, workDirOf } from "./workers.ts"
 
 interface Plan {
   readonly runs: number
@@ -76,26 +71,8 @@ interface Measured extends Sample {
   readonly parsedBytes?: number
 }
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)] as number
-}
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const fixed = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
-
-const buildWorkers = async (): Promise<{ worker: string }> => {
-  mkdirSync(workDir, { recursive: true })
-  const worker = join(workDir, "scale-worker.mjs")
-  const common = {
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "error",
-  } as const
-  await build({ ...common, entryPoints: [join(repoRoot, "bench/scale-worker.ts")], outfile: worker })
-  return { worker }
-}
 
 /** Readers measured in turn, `runs` rounds; each one's samples in round order. */
 const rounds = (runs: number, readers: ReadonlyArray<() => Measured>): Measured[][] => {
@@ -111,24 +88,14 @@ const paired = (a: ReadonlyArray<Measured>, b: ReadonlyArray<Measured>) =>
 const added = (xs: ReadonlyArray<Measured>) => median(xs.map((s) => s.callPeak - s.base))
 const ms = (xs: ReadonlyArray<Measured>) => median(xs.map((s) => s.ms))
 
-export const main = async (args: ReadonlyArray<string>): Promise<void> => {
-  if (args.includes("--clean")) {
-    cleanScaleCorpus()
-    rmSync(workDir, { recursive: true, force: true })
-    console.log("scale: corpora deleted")
-    return
-  }
-  const plan = args.includes("--quick") ? QUICK : FULL
-  const { worker } = await buildWorkers()
-  const call =
-    (mode: string, ...rest: string[]) =>
-    () =>
-      runWorkerJson<Measured>([worker, mode, ...rest], { BENCH_STORAGE: storageFile })
-  console.log(
-    `${plan === QUICK ? "quick" : "full"} series; median of ${plan.runs} fresh processes per point; peak = the call's own (peak RSS during it less RSS before it)`,
-  )
+/** One fresh worker process a call; `cold` first deletes the plugin storage the last list left. */
+interface Calls {
+  readonly call: (mode: string, ...rest: string[]) => () => Measured
+  readonly cold: (mode: string, ...rest: string[]) => () => Measured
+}
 
-  // --- read -----------------------------------------------------------------
+/** read_session at each size and on the huge records, beside its two floors; the largest size's figures. */
+const readPart = (plan: Plan, { call, cold }: Calls, figures: Figures) => {
   // Two floors: the bytes read and split (parsing nothing), and that plus JSON.parse of exactly the
   // lines the reader parses (history/chain.ts `isParsedLine`), the least a reader that returns them must do.
   console.log(
@@ -160,18 +127,22 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
   for (const size of plan.hugeMb) {
     const t = ensureHugeRecord(size)
     readLine(`one ${size} MB record`, t)
-    const [list = []] = rounds(plan.runs, [
-      () => {
-        rmSync(storageFile, { force: true })
-        return call("list", t.configDir, "50")()
-      },
-    ])
+    const [list = []] = rounds(plan.runs, [cold("list", t.configDir, "50")])
     console.log(
       `${"  listed".padEnd(24)} ${mb(t.bytes).padStart(9)} ${fixed(ms(list)).padStart(7)} ms (cold)                        ${mb(added(list)).padStart(9)}`,
     )
   }
 
-  // --- list -----------------------------------------------------------------
+  figures["read over floor"] = readAtLargest.ratio
+  figures["read over floor+parse"] = readAtLargest.parseRatio
+  figures["read peak MB"] = readAtLargest.peak / 1024 / 1024
+  const size = readAtLargest.mb >= 1000 ? `${readAtLargest.mb / 1000} GB` : `${readAtLargest.mb} MB`
+  return `read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak, ${readAtLargest.parseRatio.toFixed(2)}x floor+parse)`
+}
+
+/** list_sessions at each count, cold, warm and a first page, beside its floor; the largest count's figures. */
+const listPart = (plan: Plan, calls: Calls, figures: Figures) => {
+  const { call } = calls
   console.log(
     "\nlist_sessions    sessions   cold     warm   page 50   floor   cold/floor  per session   peak cold  peak warm  peak page",
   )
@@ -181,15 +152,9 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     const dir = ensureListCorpus(count, largest)
     const all = String(count * 2)
     const [cold = [], warm = [], page = [], floor = []] = rounds(plan.runs, [
-      () => {
-        rmSync(storageFile, { force: true })
-        return call("list", dir, all)()
-      },
+      calls.cold("list", dir, all),
       call("list", dir, all),
-      () => {
-        rmSync(storageFile, { force: true })
-        return call("list", dir, "50")()
-      },
+      calls.cold("list", dir, "50"),
       call("floor-list", dir),
     ])
     const ratio = paired(cold, floor)
@@ -199,12 +164,56 @@ export const main = async (args: ReadonlyArray<string>): Promise<void> => {
     )
   }
 
-  // --- live: mapper, session, idle sessions, startup (bench/scale-live.ts) ---
-  const live = await liveSeries(plan === QUICK ? QUICK_LIVE : FULL_LIVE)
-
-  const size = readAtLargest.mb >= 1000 ? `${readAtLargest.mb / 1000} GB` : `${readAtLargest.mb} MB`
+  figures["list cold over floor"] = listAtLargest.ratio
   const count = listAtLargest.count >= 1000 ? `${listAtLargest.count / 1000}k` : String(listAtLargest.count)
+  return `list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}`
+}
+
+export const main = async (args: ReadonlyArray<string>): Promise<Figures> => {
+  const workDir = workDirOf("scale-bench")
+  if (args.includes("--clean")) {
+    cleanScaleCorpus()
+    rmSync(workDir, { recursive: true, force: true })
+    console.log("scale: corpora deleted")
+    return {}
+  }
+  const plan = args.includes("--quick") ? QUICK : FULL
+  const named = args.filter((a) => !a.startsWith("--"))
+  const parts = named.length > 0 ? named : ["read", "list", "live"]
+  for (const part of parts)
+    if (!["read", "list", "live"].includes(part)) throw new Error(`scale: no part ${part}`)
+  const worker = await bundleWorker("scale-worker", workDir)
+  const storage = join(workDir, "storage.json")
+  const call: Calls["call"] =
+    (mode, ...rest) =>
+    () =>
+      runWorkerJson<Measured>([worker, mode, ...rest], { BENCH_STORAGE: storage })
+  const calls: Calls = {
+    call,
+    cold:
+      (mode, ...rest) =>
+      () => {
+        rmSync(storage, { force: true })
+        return call(mode, ...rest)()
+      },
+  }
   console.log(
-    `scale: read ${readAtLargest.ratio.toFixed(2)}x floor at ${size} (${(readAtLargest.peak / 1024 / 1024).toFixed(0)} MB peak, ${readAtLargest.parseRatio.toFixed(2)}x floor+parse), list ${listAtLargest.ratio.toFixed(2)}x floor at ${count}, ${liveHeadline(live)}`,
+    `${plan === QUICK ? "quick" : "full"} series; median of ${plan.runs} fresh processes per point; peak = the call's own (peak RSS during it less RSS before it)`,
   )
+  const figures: Figures = {}
+  const headline: string[] = []
+  if (parts.includes("read")) headline.push(readPart(plan, calls, figures))
+  if (parts.includes("list")) headline.push(listPart(plan, calls, figures))
+  if (parts.includes("live")) {
+    const live = await liveSeries(plan === QUICK ? QUICK_LIVE : FULL_LIVE)
+    Object.assign(figures, {
+      "mapper over JSON.parse, last turns": live.mapper,
+      "session µs/frame": live.sessionUs,
+      "idle KB/session": live.idlePerSession / 1024,
+      "startup plugin's own ms": live.startupOwnMs,
+    })
+    headline.push(liveHeadline(live))
+  }
+  console.log(`scale: ${headline.join(", ")}`)
+  return figures
 }

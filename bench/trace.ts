@@ -25,16 +25,13 @@ import { remember, type Fingerprints } from "../trace/fingerprints.ts"
 import { headOf } from "../trace/git.ts"
 import { buildRecord } from "../trace/record.ts"
 import { checkRecord } from "../trace/schema.ts"
+import { type Figures, median } from "./workers.ts"
 
 const FILES = 40
 const LINES = 500
 const ROUNDS = 15
 const GIT_ROUNDS = 30
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? 0
-}
 const cpuMs = (run: () => void) => {
   const start = process.cpuUsage()
   run()
@@ -141,30 +138,37 @@ const measure = (c: Case) => {
   return median(ratios)
 }
 
-// Typical: the agent's blocks of 12 lines, the person's 4 lines between them.
-const typical = measure(makeCase("typical", (l) => l % 16 < 12))
-// Worst case: every other line the agent's, so nearly every line is a range of its own.
-measure(makeCase("worst case", (l) => l % 2 === 0))
+export const main = async (): Promise<Figures> => {
+  // Typical: the agent's blocks of 12 lines, the person's 4 lines between them.
+  const typical = measure(makeCase("typical", (l) => l % 16 < 12))
+  // Worst case: every other line the agent's, so nearly every line is a range of its own.
+  measure(makeCase("worst case", (l) => l % 2 === 0))
 
-// The HEAD check, in a real repository.
-const world = makeGitWorld("cvg-trace-bench-")
-const repo = world.repo("repo")
-git(repo, "rev-parse", "HEAD")
-const run = nodeGit()
-const empty = mkdtempSync(join(tmpdir(), "cvg-trace-bench-cwd-"))
-const heads: number[] = []
-const spawns: number[] = []
-for (let round = 0; round < GIT_ROUNDS; round++) {
-  heads.push(await wallMs(() => Effect.runPromise(headOf(run, repo))))
-  spawns.push(await wallMs(() => Effect.runPromise(run(empty, ["--version"]))))
+  // The HEAD check, in a real repository.
+  const world = makeGitWorld("cvg-trace-bench-")
+  const repo = world.repo("repo")
+  git(repo, "rev-parse", "HEAD")
+  const run = nodeGit()
+  const empty = mkdtempSync(join(tmpdir(), "cvg-trace-bench-cwd-"))
+  const heads: number[] = []
+  const spawns: number[] = []
+  for (let round = 0; round < GIT_ROUNDS; round++) {
+    heads.push(await wallMs(() => Effect.runPromise(headOf(run, repo))))
+    spawns.push(await wallMs(() => Effect.runPromise(run(empty, ["--version"]))))
+  }
+  world.cleanup()
+  rmSync(empty, { recursive: true, force: true })
+  const headMs = median(heads)
+  const spawnMs = median(spawns)
+  console.log(`HEAD check after a tool call: ${headMs.toFixed(1)} ms wall (median of ${GIT_ROUNDS})`)
+  console.log(`  git --version (floor: starting git at all): ${spawnMs.toFixed(1)} ms wall`)
+  console.log(`(checksum ${sink > 0 ? "ok" : "none"})`)
+  console.log(
+    `trace: a ${FILES * LINES}-line commit's record ${typical.toFixed(2)}x its floor; HEAD check ${(headMs / spawnMs).toFixed(2)}x a bare git start (${headMs.toFixed(1)} ms)`,
+  )
+  return {
+    "record over floor": typical,
+    "HEAD check ms": headMs,
+    "HEAD check over git start": headMs / spawnMs,
+  }
 }
-world.cleanup()
-rmSync(empty, { recursive: true, force: true })
-const headMs = median(heads)
-const spawnMs = median(spawns)
-console.log(`HEAD check after a tool call: ${headMs.toFixed(1)} ms wall (median of ${GIT_ROUNDS})`)
-console.log(`  git --version (floor: starting git at all): ${spawnMs.toFixed(1)} ms wall`)
-console.log(`(checksum ${sink > 0 ? "ok" : "none"})`)
-console.log(
-  `trace: a ${FILES * LINES}-line commit's record ${typical.toFixed(2)}x its floor; HEAD check ${(headMs / spawnMs).toFixed(2)}x a bare git start (${headMs.toFixed(1)} ms)`,
-)

@@ -109,7 +109,7 @@ const CASES: ReadonlyArray<readonly [string, () => Promise<Timing>]> = [
   ["claude --version", () => toExit(claude, ["--version"])],
 ]
 
-export const main = async (): Promise<void> => {
+export const main = async (): Promise<Record<string, number>> => {
   execFileSync(process.execPath, ["scripts/build-tui.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
   const results = new Map<string, Timing[]>(CASES.map(([name]) => [name, []]))
   process.stdout.write(`warm-up round, then ${RUNS} interleaved rounds…\n`)
@@ -137,4 +137,5 @@ export const main = async (): Promise<void> => {
   process.stdout.write(
     `tui-start: npm start input line ${npm} ms (bundle ${bundle} ms; node -e ${node} ms; claude --version ${cli} ms)\n`,
   )
+  return { npmStartMs: npm!, bundleMs: bundle!, nodeMs: node!, claudeVersionMs: cli! }
 }

@@ -23,18 +23,15 @@ import { startHost } from "../host/core/host.ts"
 import type { AgentEvent } from "../sdk/protocol.ts"
 import { cliEnv, makeSandbox } from "../testkit/cli.ts"
 import { startModelServer, text } from "../testkit/model-server.ts"
+import { type Figures, median } from "./workers.ts"
 
 const RUNS = Number(process.env.UNDELIVERED_RUNS ?? 15)
 const WARMUP = 2
 const repoRoot = fileURLToPath(new URL("..", import.meta.url))
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)] as number
-}
 const ms = (x: number) => `${x.toFixed(x >= 10 ? 1 : 2)} ms`
 
-export const main = async () => {
+export const main = async (): Promise<Figures> => {
   const sandbox = makeSandbox("cvg-bench-undelivered-")
   const server = await startModelServer({ main: Array.from({ length: RUNS + WARMUP }, () => [text("ok")]) })
   const dataDir = join(sandbox.root, "data")
@@ -90,6 +87,7 @@ export const main = async () => {
     console.log(
       `undelivered: one record write ${ms(w)}, ${((w / a) * 100).toFixed(0)}% of a prompt's acceptance (${ms(a)}), ${((w / t) * 100).toFixed(1)}% of a turn (${ms(t)})`,
     )
+    return { "prompt accepted ms": a, "turn ms": t, "record write ms": w }
   } finally {
     await host.close()
     await server.close()

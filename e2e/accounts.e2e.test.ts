@@ -10,6 +10,8 @@
  * - `claude:elsewhere`: `configDir` `~/.claude-elsewhere`, outside every read
  *   grant. It runs and prompts normally, but its history cannot be listed: the
  *   documented gap (NOTES: accounts outside `~/.claude`), shown here as such.
+ *   Its unreadable transcripts are not missing ones: after its CLI dies the
+ *   conversation resumes, and one the CLI never stored starts anew.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -17,8 +19,15 @@ import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { storageFile } from "../host/broker/broker.ts"
 import { type Host, startHost } from "../host/core/host.ts"
 import type { AgentEvent, AgentInfo } from "../sdk/protocol.ts"
-import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
-import { type ModelServer, startModelServer, text } from "../testkit/model-server.ts"
+import { cliEnv, encodeProjectPath, makeSandbox, type Sandbox } from "../testkit/cli.ts"
+import {
+  hang,
+  type ModelServer,
+  type RequestView,
+  type Scenario,
+  startModelServer,
+  text,
+} from "../testkit/model-server.ts"
 import { repoRoot } from "./harness.ts"
 
 interface Accounts {
@@ -36,10 +45,12 @@ const WORK_DIR = "~/.claude/accounts/work"
 const ELSEWHERE_DIR = "~/.claude-elsewhere"
 
 /** A host whose plugin storage already lists the two extra accounts (read once, at activate). */
-const startAccounts = async (): Promise<Accounts> => {
+const startAccounts = async (
+  loginScript: Scenario = { main: [[text("default answer")], [text("elsewhere answer")]] },
+): Promise<Accounts> => {
   const sandbox = makeSandbox("cvg-e2e-acct-")
   sandboxes.push(sandbox.root)
-  const login = await startModelServer({ main: [[text("default answer")], [text("elsewhere answer")]] })
+  const login = await startModelServer(loginScript)
   const work = await startModelServer({ main: [[text("work answer")]] })
   const dataDir = join(sandbox.root, "data")
   const manifest = JSON.parse(readFileSync(join(repoRoot, "plugin.manifest.json"), "utf8")) as { id: string }
@@ -224,5 +235,76 @@ describe("accounts side by side against the real CLI", () => {
     expect((await w.host.call("claude", "listSessions", {})).sessions.map((s) => s.session_id)).toEqual([
       mineId,
     ])
+  })
+})
+
+describe("an account outside ~/.claude after its CLI dies", () => {
+  const userTexts = (req: RequestView) =>
+    req.messages
+      .filter((m) => m.role === "user")
+      .flatMap((m) =>
+        typeof m.content === "string"
+          ? [m.content]
+          : (m.content as Array<{ type: string; text?: string }>).flatMap((b) =>
+              b.type === "text" && b.text !== undefined ? [b.text] : [],
+            ),
+      )
+      .filter((t) => !t.startsWith("<system-reminder>"))
+  const events = (host: Host, sessionId: string) =>
+    host.events.agentEvents("claude:elsewhere").filter((e) => e.session_id === sessionId) as AgentEvent[]
+  const killClaude = (host: Host, sessionId: string) => {
+    const proc = host.processes().find((p) => p.command === "claude" && p.args.includes(sessionId))
+    expect(proc).toBeDefined()
+    process.kill(proc?.pid as number, "SIGKILL")
+  }
+  const prompt = async (w: Accounts, sessionId: string, text: string) => {
+    const run = await w.host.call("claude:elsewhere", "prompt", { sessionId, text })
+    return (await runEnded(w.host, "claude:elsewhere", run.run_id)).event
+  }
+
+  it("resumes the conversation it cannot read, and one the CLI never stored starts anew, said once", async () => {
+    const seen: string[][] = []
+    // Every turn answers, but the one for "unstored" never does (its CLI is killed first).
+    const answer = (req: RequestView) => {
+      const texts = userTexts(req)
+      seen.push(texts)
+      return texts.at(-1) === "unstored" ? hang() : [text("ok")]
+    }
+    world = await startAccounts({ main: Array.from({ length: 6 }, () => answer) })
+    const w = world
+    const project = join(w.sandbox.home, ".claude-elsewhere", "projects", encodeProjectPath(w.sandbox.ws))
+    const { session_id } = await w.host.call("claude:elsewhere", "createSession", { cwd: w.sandbox.ws })
+    expect((await prompt(w, session_id, "first")).outcome).toBe("Completed")
+    // The CLI dies between turns: the next prompt resumes what it stored (the plugin cannot read it).
+    killClaude(w.host, session_id)
+    await w.host.events.waitFor(
+      (e) => e.kind === "agent_event" && e.event.session_id === session_id && e.event.type === "Notice",
+    )
+    const second = await prompt(w, session_id, "second")
+    expect(second.outcome).toBe("Completed")
+    expect(seen.at(-1)).toEqual(["first", "second"])
+    // Only the exit's own notice: nothing says the conversation was lost.
+    const lostNotices = (id: string) =>
+      events(w.host, id).filter((e) => e.type === "Notice" && /stored|anew|lost/.test(e.text))
+    expect(lostNotices(session_id)).toEqual([])
+
+    // A new chat whose CLI dies before it stores the first prompt (the model never answers).
+    const lost = (await w.host.call("claude:elsewhere", "createSession", { cwd: w.sandbox.ws })).session_id
+    const run = await w.host.call("claude:elsewhere", "prompt", { sessionId: lost, text: "unstored" })
+    killClaude(w.host, lost)
+    const stored = existsSync(join(project, `${lost}.jsonl`))
+    await runEnded(w.host, "claude:elsewhere", run.run_id)
+    expect((await prompt(w, lost, "again")).outcome).toBe("Completed")
+    const said = events(w.host, lost).filter((e) => e.type === "Notice" && e.text.includes("anew"))
+    if (stored) {
+      // The kill came after the CLI wrote the prompt: resumed with it.
+      expect(said).toEqual([])
+      expect(seen.at(-1)).toEqual(["unstored", "again"])
+    } else {
+      // The CLI refused --resume (nothing stored): the same id anew, said once.
+      expect(said).toHaveLength(1)
+      expect(seen.at(-1)).toEqual(["again"])
+      expect(existsSync(join(project, `${lost}.jsonl`))).toBe(true)
+    }
   })
 })

@@ -167,6 +167,8 @@ describe("the ACP agent against the real CLI", () => {
       { content: "Look", status: "completed", priority: "medium" },
       { content: "Fix", status: "in_progress", priority: "medium" },
     ])
+    // Only as the plan: no "Update plan" call whose text is the CLI's note to the model.
+    expect(c.of(sessionId, "tool_call")).toEqual([])
   })
 
   const QUESTION = {

@@ -10,13 +10,14 @@
  * the push knob on, the agent's dry-run and tag-only pushes carry no notes
  * and its push merges a remote whose notes moved.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs"
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it, onTestFailed } from "vitest"
 import { git } from "../host/testing/git-fixture.ts"
 import { traceCommand } from "../host/trace/trace-report.ts"
 import { text, toolUse } from "../testkit/model-server.ts"
 import { contentHash } from "../trace/attribute.ts"
+import { NOTES_REF } from "../trace/git.ts"
 import { checkRecord, type TraceRecord } from "../trace/schema.ts"
 import {
   cliUnderTest,
@@ -32,20 +33,57 @@ closeWorldsAfterEach()
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * The notes ref's commit in a repository (`git dir`: `.git` or a bare
+ * repository itself), read from its file: polling it costs no process, and
+ * git is asked only when it moved. "" before the first note (or when packed).
+ */
+const notesRefIn = (gitDir: string): string => {
+  try {
+    return readFileSync(join(gitDir, NOTES_REF), "utf8").trim()
+  } catch {
+    return ""
+  }
+}
+
+/** Wait until `read` (run when the notes ref moved, and every few seconds in case it is packed) gives a value. */
+const whenNotesMove = async <T>(
+  gitDir: string,
+  read: () => T | undefined,
+  timeoutMs: number,
+): Promise<T | undefined> => {
+  const until = Date.now() + timeoutMs
+  let seen: string | undefined
+  let askedAt = 0
+  for (;;) {
+    const ref = notesRefIn(gitDir)
+    if (ref !== seen || Date.now() - askedAt > 3_000) {
+      seen = ref
+      askedAt = Date.now()
+      const found = read()
+      if (found !== undefined) return found
+    }
+    if (Date.now() > until) return undefined
+    await sleep(50)
+  }
+}
+
+const noteText = (repo: string, rev: string): string | undefined => {
+  try {
+    return git(repo, "notes", "--ref=agent-trace", "show", rev)
+  } catch {
+    return undefined
+  }
+}
+
 /** The records of a commit's note, once the tracker has written it. */
 const noteOn = async (repo: string, rev: string, timeoutMs = 45_000): Promise<TraceRecord[]> => {
-  const until = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      return git(repo, "notes", "--ref=agent-trace", "show", rev)
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as TraceRecord)
-    } catch (error) {
-      if (Date.now() > until) throw error
-      await sleep(100)
-    }
-  }
+  const text = await whenNotesMove(join(repo, ".git"), () => noteText(repo, rev), timeoutMs)
+  if (text === undefined) throw new Error(`no note on ${rev} within ${timeoutMs} ms`)
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as TraceRecord)
 }
 
 /** Ranges per file and agent url: `{ path: { url: [[start, end], …] } }`. */
@@ -287,16 +325,8 @@ describe("Agent Trace notes pushed with the agent's push", () => {
     expect(git(remote, "rev-parse", "refs/notes/agent-trace")).toBe(theirs)
     expect(git(remote, "tag")).toBe("v1")
     await promptAllowing(w, session_id, "push")
-    const until = Date.now() + 45_000
-    const remoteNote = () => {
-      try {
-        return git(remote, "notes", "--ref=agent-trace", "show", pushed)
-      } catch {
-        return ""
-      }
-    }
-    while (remoteNote() === "" && Date.now() < until) await sleep(100)
-    const [record] = remoteNote()
+    const remoteNote = (await whenNotesMove(remote, () => noteText(remote, pushed), 45_000)) ?? ""
+    const [record] = remoteNote
       .split("\n")
       .filter(Boolean)
       .map((line) => JSON.parse(line) as TraceRecord)

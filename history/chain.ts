@@ -193,9 +193,8 @@ export class ChainBuilder {
 /**
  * Fields of a transcript record no reader of a chain looks at (2.1.332's
  * bookkeeping: where and when it was written, how the request was made).
- * A kept record is copied without them: over the 1 GB session's 24,832
- * records they weighed ~25 MB held until the items were built. Any field
- * not named here is kept.
+ * A kept record is copied without them, so they are not held until the
+ * items are built. Any field not named here is kept.
  */
 const UNREAD_FIELDS = new Set([
   "promptId",

@@ -7,7 +7,7 @@
 import { readdirSync } from "node:fs"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { NodeFsLayer } from "../bench/node-fs.ts"
+import { NodeFsLayer } from "../testkit/node-fs.ts"
 import { readChain } from "./chain.ts"
 import { readPrompts, rewindIn, rewindTarget, type StoredPrompts } from "../history.ts"
 import type { StoredRecord } from "../records.ts"

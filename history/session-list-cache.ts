@@ -70,7 +70,7 @@ export const loadShard = (key: string, stored: unknown): Shard => {
     } catch {
       // a damaged shard is an empty one: its files are read again
     }
-  // Native key listing: a for-in over a thousand keys cost ~40 ms at 50,000 files.
+  // Native key listing: a for-in over a shard's thousand keys is far slower.
   return { key, files, stored: Object.keys(files).length, valid: 0, fresh: 0 }
 }
 
@@ -146,11 +146,9 @@ export interface ListedShards {
  * on a change gathers a burst into one write), after the caches of earlier
  * versions and (a full list) the shards of gone folders are deleted. The
  * shards' text is made only once storage has answered its keys: through a
- * plugin process the list's answer (~250 KB for 1,000 sessions) is more
- * than the channel's socket takes at once, and its last bytes leave only
- * when the plugin's event loop is free; a thousand entries serialized
- * first held them back (docs/performance-log.md, `isolation`, the list's
- * seventh pass).
+ * plugin process the list's answer is more than the channel's socket takes
+ * at once, and its last bytes leave only when the plugin's event loop is
+ * free; a thousand entries serialized first would hold them back.
  */
 export const saveShards = (storage: StorageShape, listed: ListedShards): Effect.Effect<void> =>
   Effect.gen(function* () {

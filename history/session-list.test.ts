@@ -160,8 +160,7 @@ describe("list_sessions on a host with listEnds", () => {
 
   it("the cache's shards are made only once storage has answered its keys, then all written", async () => {
     // Through a plugin process the answer's last bytes leave only when the plugin's loop is free: a thousand
-    // entries serialized at once, right after it, held them back (docs/performance-log.md, `isolation`, the
-    // list's seventh pass).
+    // entries serialized at once, right after it, would hold them back.
     await settle() // the earlier tests' saves, which would count here
     const host = setup("yes")
     const stringify = vi.spyOn(JSON, "stringify")

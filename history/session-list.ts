@@ -260,8 +260,8 @@ export interface ListParams {
 
 /**
  * Folders listed and their shards loaded at once. Through the plugin
- * process each is a round trip to the host: four at a time made 26 folders
- * seven waits in a row (~35 ms of an isolated cold list).
+ * process each is a round trip to the host: a few at a time would make a
+ * list of many folders wait on one after another.
  */
 const FOLDERS_AT_ONCE = 32
 

@@ -3,7 +3,7 @@
  * head and a tail, never the whole file): title, created time, cwd and
  * branch.
  *
- * Each end is decoded once and searched as text (text-keys.ts: forward
+ * Each end is decoded once and searched as text (json-text.ts: forward
  * searches on one rare character of each key, native at memory speed); only
  * what is kept is cut out of it: the first prompt, a title, a few short
  * values; a line is parsed only for a title not laid out as the CLI writes

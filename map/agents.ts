@@ -31,6 +31,9 @@ export const onTaskStarted: Reducer<TaskStarted> = (s, frame, out) => {
   }
   const existing = byAgent.get(frame.task_id)
   const callId = frame.tool_use_id ?? existing ?? frame.task_id
+  // A forgotten task given more work runs again: its frames are no longer dropped.
+  s.agents.retired.delete(frame.task_id)
+  s.agents.retired.delete(callId)
   if (existing !== undefined && existing !== callId) routes.set(callId, existing) // re-sent after SendMessage
   const state = tasks.get(existing ?? callId) ?? declareAgent(s, out, callId, {}, false)
   indexAgent(s, state, frame.task_id)

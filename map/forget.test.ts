@@ -120,4 +120,90 @@ describe("a long session's state", () => {
     dispatch(s, d.frame, out)
     expect(out.events.some((e) => e.type === "Task" && e.task.status === "Running")).toBe(true)
   })
+
+  it("a late frame for a forgotten finished task leaves it finished: no fresh Running task", () => {
+    const s = newMapState("s")
+    const frame = (value: Record<string, unknown>) => {
+      const d = decodeLine(JSON.stringify(value))
+      if (d.kind !== "frame") throw new Error("bad frame")
+      const out = newOut("r")
+      dispatch(s, d.frame, out)
+      return out.events
+    }
+    const agents = KEEP_FINISHED * 3
+    for (let n = 0; n < agents; n++) {
+      frame({
+        type: "assistant",
+        message: {
+          id: `msg_${n}`,
+          content: [{ type: "tool_use", id: `call_${n}`, name: "Agent", input: { prompt: `job ${n}` } }],
+        },
+      })
+      frame({
+        type: "system",
+        subtype: "task_started",
+        task_id: `a${n}`,
+        tool_use_id: `call_${n}`,
+        task_type: "local_agent",
+      })
+      frame({
+        type: "user",
+        message: { content: [{ type: "tool_result", tool_use_id: `call_${n}`, content: "done" }] },
+        tool_use_result: { agentId: `a${n}`, status: "completed" },
+      })
+      frame({ type: "result", subtype: "success", usage: {} })
+    }
+    // Forgotten in batches: the five oldest are gone by now.
+    for (const n of [0, 1, 2, 3, 4]) expect(s.agents.tasks.has(`call_${n}`)).toBe(false)
+    const late = [
+      ...frame({
+        type: "assistant",
+        parent_tool_use_id: "call_0",
+        agent_id: "a0",
+        message: { id: "msg_late", content: [{ type: "text", text: "one more thing" }] },
+      }),
+      ...frame({
+        type: "stream_event",
+        parent_tool_use_id: "call_1",
+        api_message_id: "msg_late_stream",
+        event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "late" } },
+      }),
+      ...frame({
+        type: "user",
+        parent_tool_use_id: "call_2",
+        message: { content: [{ type: "text", text: "a late user line" }] },
+      }),
+      ...frame({
+        type: "system",
+        subtype: "task_progress",
+        task_id: "a3",
+        description: "x",
+        usage: { total_tokens: 9 },
+      }),
+      ...frame({
+        type: "system",
+        subtype: "task_notification",
+        task_id: "a4",
+        status: "completed",
+        summary: "x",
+      }),
+    ]
+    expect(late).toEqual([])
+    for (const id of ["call_0", "call_1", "call_2", "call_3", "call_4"])
+      expect(s.agents.tasks.has(id)).toBe(false)
+    // More work for a forgotten agent (its task_started again) brings it back, running.
+    const again = frame({
+      type: "system",
+      subtype: "task_started",
+      task_id: "a0",
+      tool_use_id: "call_0",
+      task_type: "local_agent",
+    })
+    expect(again).toEqual([
+      expect.objectContaining({
+        type: "Task",
+        task: expect.objectContaining({ id: "call_0", status: "Running" }),
+      }),
+    ])
+  })
 })

@@ -11,9 +11,12 @@
  *   of a stopped agent): the `KEEP_FINISHED` most recent finished top-level
  *   tasks stay whole, older ones go with every index entry naming them, their
  *   messages, their spawning call and the tasks inside them;
- * - a frame for a task forgotten so maps as a frame of an unknown task does
- *   today (a fresh task from its call, or the main chat); the CLI's task ids
- *   of other kinds (`local_bash`) are kept to a bound, oldest first.
+ * - a forgotten task stays finished: its ids (task, agent, CLI task) are
+ *   kept, to a bound, and a late frame naming one is dropped, never a fresh
+ *   Running task (the host holds the task's last snapshot); only a new
+ *   `task_started` for it (more work) brings it back;
+ * - the CLI's task ids of other kinds (`local_bash`) are kept to a bound,
+ *   oldest first.
  */
 import type { MapState } from "./state.ts"
 
@@ -22,6 +25,9 @@ export const KEEP_FINISHED = 32
 
 /** CLI task ids of unpublished kinds kept (past it, the oldest half goes). */
 export const MAX_IGNORED = 256
+
+/** Ids of forgotten tasks kept (past it, the oldest half goes): only ids, a few bytes each. */
+export const MAX_RETIRED = 4096
 
 /** Finished turns' messages forgotten together once this many have gathered. */
 export const MESSAGE_BATCH = 64
@@ -65,6 +71,38 @@ const dropNaming = (index: Map<string, string>, retired: ReadonlySet<string>): v
   for (const [key, taskId] of index) if (retired.has(taskId)) index.delete(key)
 }
 
+/** The oldest entries past `max` go, half the bound at a time. */
+const trimOldest = (ids: Set<string>, max: number): void => {
+  if (ids.size <= max) return
+  let drop = ids.size - max / 2
+  for (const id of ids) {
+    if (drop-- <= 0) break
+    ids.delete(id)
+  }
+}
+
+/** Remember a forgotten task's ids, so a late frame naming one is not taken for a new task. */
+const rememberRetired = (s: MapState, id: string): void => {
+  const { retired, tasks } = s.agents
+  const state = tasks.get(id)
+  retired.add(id)
+  if (state?.agentId !== undefined) retired.add(state.agentId)
+  if (state?.cliTaskId !== undefined) retired.add(state.cliTaskId)
+}
+
+/** Does a forwarded frame name a forgotten task (its spawning call, or its agent)? */
+export const namesRetired = (
+  s: MapState,
+  frame: { readonly parent_tool_use_id?: string | null; readonly agent_id?: string | null },
+): boolean => {
+  const { retired } = s.agents
+  if (retired.size === 0) return false
+  return (
+    (typeof frame.parent_tool_use_id === "string" && retired.has(frame.parent_tool_use_id)) ||
+    (typeof frame.agent_id === "string" && retired.has(frame.agent_id))
+  )
+}
+
 /** The turn ended (its `result`): forget its messages and the tasks past the bound. */
 export const forgetAtTurnEnd = (s: MapState): void => {
   // In batches: a map grown and emptied every turn is reallocated every turn.
@@ -72,20 +110,15 @@ export const forgetAtTurnEnd = (s: MapState): void => {
     forgetMessages(s, s.stream.turnMessages)
     s.stream.turnMessages.clear()
   }
-  const { ignoredCliTasks } = s.agents
-  if (ignoredCliTasks.size > MAX_IGNORED) {
-    let drop = ignoredCliTasks.size - MAX_IGNORED / 2
-    for (const id of ignoredCliTasks) {
-      if (drop-- <= 0) break
-      ignoredCliTasks.delete(id)
-    }
-  }
+  trimOldest(s.agents.ignoredCliTasks, MAX_IGNORED)
   const { agents, calls, stream } = s
   // Looked for once the tasks grew by the bound since the last look: a turn end costs nothing otherwise.
   if (agents.tasks.size < agents.retireAt) return
   const retired = retiredTasks(s)
   agents.retireAt = agents.tasks.size - retired.size + KEEP_FINISHED
   if (retired.size === 0) return
+  for (const id of retired) rememberRetired(s, id)
+  trimOldest(agents.retired, MAX_RETIRED)
   for (const id of retired) {
     agents.tasks.delete(id)
     agents.promptSeen.delete(id)

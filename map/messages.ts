@@ -22,7 +22,7 @@ import {
 import { noteTaskModel, noteTaskText, onTaskUserText, type TaskUserFrame } from "./agents.ts"
 import { finishToolResults, startToolCall } from "./calls.ts"
 import { emit, emitTask, type MapState, newOut, type Out, type Reducer } from "./state.ts"
-import { noteTaskMessage, noteTurnMessage } from "./forget.ts"
+import { namesRetired, noteTaskMessage, noteTurnMessage } from "./forget.ts"
 import { countBlocks, wasStreamed } from "./stream.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { type MainUserFrame, noteAssistantUsage, noteMessageStop, onMainUserText } from "./turn.ts"
@@ -101,11 +101,13 @@ const onUserMessage = (
 }
 
 export const onAssistant: Reducer<AssistantFrame> = (s, frame, out) => {
+  if (namesRetired(s, frame)) return
   const taskId = taskOfFrame(s, out, frame)
   onAssistantMessage(s, out, frame.message, taskId, frame.uuid ?? "message")
 }
 
 export const onUser: Reducer<UserFrame> = (s, frame, out) => {
+  if (namesRetired(s, frame)) return
   const taskId = taskOfFrame(s, out, frame)
   onUserMessage(s, out, frame, frame.tool_use_result, taskId)
 }

@@ -1,7 +1,7 @@
 /**
  * The mapper is total, as a property (fast-check) over the recorded frames
  * of testdata/: a recording is played whole through the session's own line
- * pipeline (bench/fuzz-kit.ts `feedLine`: LineSplitter, readLine,
+ * pipeline (testkit/fuzz-kit.ts `feedLine`: LineSplitter, readLine,
  * decodeLine, the mapper) with one of its lines mutated (nesting past any
  * stack, wrong types, huge strings, non-finite numbers, removed fields, raw
  * bytes, CR, cut lines, glued frames). Nothing may throw, every event must
@@ -11,7 +11,8 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { applyMutations, feedLine, mutationArb, newTally, recordings } from "../bench/fuzz-kit.ts"
+import { applyMutations, feedLine, mutationArb, newTally } from "../testkit/fuzz-kit.ts"
+import { recordings } from "../testkit/recordings.ts"
 import { makeMapper } from "../map.ts"
 import { conforms, decodeValue, StreamEvent } from "../wire.ts"
 

@@ -124,6 +124,8 @@ export interface AgentIndex {
   readonly routes: Map<string, string>
   /** CLI task ids that are not published (local_bash and other kinds). */
   readonly ignoredCliTasks: Set<string>
+  /** Ids (task, agent, CLI task) of finished tasks forget.ts let go: a late frame naming one is dropped. */
+  readonly retired: Set<string>
   /** Tasks whose opening prompt was seen (it is the task's own prompt, not a message in it). */
   readonly promptSeen: Set<string>
   /** The task count at which forget.ts next looks for finished tasks to forget. */
@@ -169,6 +171,7 @@ export const newMapState = (sessionId: string, model?: string): MapState => ({
     byCliTask: new Map(),
     routes: new Map(),
     ignoredCliTasks: new Set(),
+    retired: new Set(),
     promptSeen: new Set(),
     retireAt: 0,
   },

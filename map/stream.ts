@@ -14,7 +14,7 @@
  */
 import type { StreamEvent } from "../wire.ts"
 import { emit, type MapState, type Out, type Reducer, type StreamSlice } from "./state.ts"
-import { noteTurnMessage } from "./forget.ts"
+import { namesRetired, noteTurnMessage } from "./forget.ts"
 import { taskOfFrame } from "./tasks.ts"
 import { noteStreamStop, noteStreamDelta, noteStreamStart } from "./turn.ts"
 
@@ -118,7 +118,7 @@ const onBlockEvent = (s: MapState, frame: StreamEvent, out: Out, scope: string):
   markStreamed(s.stream, messageId, event.index)
   if (scope === "") noteTurnMessage(s, messageId)
   const text = textOf(event, kind)
-  if (!text) return
+  if (!text || namesRetired(s, frame)) return
   const taskId = frame.parent_tool_use_id
     ? taskOfFrame(s, out, {
         parent_tool_use_id: frame.parent_tool_use_id,

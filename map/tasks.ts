@@ -105,10 +105,11 @@ export const taskOfCliTask = (
   cliTaskId: string,
   toolUseId?: string | null,
 ): TaskState | undefined => {
-  const { byCliTask, byAgent, tasks, ignoredCliTasks } = s.agents
+  const { byCliTask, byAgent, tasks, ignoredCliTasks, retired } = s.agents
   const host = byCliTask.get(cliTaskId) ?? byAgent.get(cliTaskId)
   if (host !== undefined) return tasks.get(host)
-  if (ignoredCliTasks.has(cliTaskId)) return undefined
+  if (ignoredCliTasks.has(cliTaskId) || retired.has(cliTaskId)) return undefined
+  if (toolUseId && retired.has(toolUseId)) return undefined
   return toolUseId ? tasks.get(toolUseId) : undefined
 }
 

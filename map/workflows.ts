@@ -11,14 +11,13 @@
  *   completed run, else Cancelled.
  */
 import type { WorkflowPhase } from "../sdk/protocol.ts"
-import { isTerminal, newTaskState, type TaskState, taskTitle } from "../task.ts"
+import { isTerminal, newTaskState, type TaskState, taskStatusOf, taskTitle } from "../task.ts"
 import {
   agentTaskId,
   applyAgentEntry,
   newAgentState,
   parseWorkflowLaunch,
   parseWorkflowProgress,
-  runStatus,
   workflowLog,
   workflowResultText,
 } from "../workflow.ts"
@@ -172,7 +171,7 @@ export const finishWorkflow = (s: MapState, out: Out, taskId: string, record: un
         ...state.workflow,
         phases: r.phases.map((p, i) => ({ index: i + 1, title: p.title })),
       }
-    const status = runStatus(r.status)
+    const status = taskStatusOf(r.status)
     if (status !== undefined && !isTerminal(state.status)) state.status = status
     if (typeof r.totalTokens === "number") state.usedTokens = r.totalTokens
     if (typeof r.totalToolCalls === "number") state.toolUses = r.totalToolCalls

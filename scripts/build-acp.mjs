@@ -22,9 +22,11 @@
 //
 //   node scripts/build-acp.mjs      → dist/acp/main.mjs, dist/acp/server.mjs and its chunks
 //
-// The bundle stays in this checkout: it finds the pinned `claude` in
-// node_modules/.bin (two folders up), as `npm run acp` does.
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+// In a checkout the bundle runs the repository's plugin, bundled at start; in
+// a package (`npm pack`, `npm install -g`) the plugin process's prebuilt files
+// below. Either way it runs the `claude` on the user's PATH (--demo: the pinned one).
+import { execFileSync } from "node:child_process"
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
@@ -67,7 +69,8 @@ const written = new Set(Object.keys(built.metafile.outputs).map((path) => resolv
 for (const name of readdirSync(out))
   if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
 
-const entry = `// The ACP agent's entry (written by scripts/build-acp.mjs): Node's compile
+const entry = `#!/usr/bin/env node
+// The ACP agent's entry (written by scripts/build-acp.mjs; \`cvg-acp\` in a package): Node's compile
 // cache first, so the agent (server.mjs) loads from V8's cached code.
 import * as nodeModule from "node:module"
 import { dirname, join } from "node:path"
@@ -79,5 +82,26 @@ try {
 } catch {}
 await import("./server.mjs")
 `
-writeFileSync(join(out, "main.mjs"), entry)
+writeFileSync(join(out, "main.mjs"), entry, { mode: 0o755 })
 process.stderr.write(`[build-acp] ${join(out, "main.mjs")} (entry), ${join(out, "server.mjs")}\n`)
+
+// The plugin process's two files, prebuilt for a package (`npm pack` runs this as prepack): an installed
+// package has no esbuild, and host/plugin-process/bundle.ts then takes these. Built by the host's own
+// bundler (the same options), then copied.
+const shipped = join(root, "dist", "plugin-process")
+const made = JSON.parse(
+  execFileSync(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "-e",
+      `import("./host/plugin-process/bundle.ts").then(async (m) => process.stdout.write(JSON.stringify(await m.pluginCode(process.cwd(), "main.ts"))))`,
+    ],
+    { cwd: root, encoding: "utf8" },
+  ),
+)
+mkdirSync(shipped, { recursive: true })
+copyFileSync(made.entry, join(shipped, "child.mjs"))
+copyFileSync(made.bundle, join(shipped, "plugin.js"))
+process.stderr.write(`[build-acp] ${shipped} (the plugin process, prebuilt)\n`)

@@ -1,21 +1,28 @@
 /**
- * `npm test`'s vitest passes, one after another, each with its own JSON
- * report, then one summary summed over them (.tmp/vitest-report.json, which
- * .ci/run turns into its closing line):
+ * `npm test` after the install check: the static checks (typecheck, lint,
+ * depcheck) and one vitest run of the whole matrix (scripts/test-matrix.ts),
+ * side by side:
  *
- *   1. Node 20 (this machine's), the pinned CLI: unit and end to end
- *   2. Node 20, CLI 2.1.282 (the alias devDependency): end to end, but the
- *      terminal front end, whose `npm start` always runs the pinned CLI
- *   3. Node 24 (scripts/current-node.mjs, a registry package in .cache/):
- *      unit and end to end, Node 24 first on PATH for the processes it starts
+ *   - Node 20 (this machine's), the pinned CLI: unit and end to end
+ *   - Node 20, CLI 2.1.282 (the alias devDependency): end to end, but the
+ *     terminal front end, whose `npm start` always runs the pinned CLI
+ *   - Node 24 (scripts/current-node.mjs, a registry package in .cache/):
+ *     unit and end to end, Node 24 first on PATH for the processes it starts
  *
- * The suite passes only if every pass does. `npm test -- --quick` runs pass 1.
+ * One run, one pool of workers: the legs' files fill the cores together
+ * (test-order.ts starts the long ones first). The checks run at a lower
+ * priority, on what the tests leave idle; their output is printed when they
+ * end. The suite passes only if every check and every test does; the
+ * summary reporter (test-report.ts) writes .tmp/vitest-report.json, which
+ * .ci/run turns into its closing line. `npm test -- --quick` runs the first
+ * leg only (still with the checks).
  */
-import { execFileSync, spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { delimiter, dirname, join } from "node:path"
+import { execFileSync, spawn } from "node:child_process"
+import { rmSync } from "node:fs"
+import { setPriority } from "node:os"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { COMPAT_FILTER } from "./compat-filter.ts"
+import { SECOND_CLI_VARIABLE, SECOND_NODE_VARIABLE } from "./test-matrix.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const vitest = join(root, "node_modules", "vitest", "vitest.mjs")
@@ -23,124 +30,88 @@ const vitest = join(root, "node_modules", "vitest", "vitest.mjs")
 /** The older CLI every run also drives (package.json's `claude-code-<version>` alias). */
 export const SECOND_CLI = "2.1.282"
 
-interface Pass {
+/** The package.json scripts run beside the tests. */
+const CHECKS = ["typecheck", "lint", "depcheck"] as const
+
+/** How far below the tests the checks run (nice): they use what the tests leave idle. */
+const CHECK_NICENESS = 10
+
+interface Ended {
   readonly name: string
-  readonly node: string
-  readonly args: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
+  readonly code: number | null
+  readonly seconds: number
+  readonly output: string
 }
 
-interface Assertion {
-  readonly fullName?: string
-  readonly status?: string
-  readonly failureMessages?: ReadonlyArray<string>
-}
+const run = (
+  name: string,
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { env?: NodeJS.ProcessEnv; capture?: boolean; niceness?: number } = {},
+): Promise<Ended> =>
+  new Promise((resolve) => {
+    const started = Date.now()
+    const child = spawn(command, args, {
+      cwd: root,
+      env: options.env ?? process.env,
+      stdio: options.capture ? ["ignore", "pipe", "pipe"] : "inherit",
+    })
+    // Set before npm has loaded far enough to start the check, which inherits it.
+    if (options.niceness !== undefined && child.pid !== undefined)
+      try {
+        setPriority(child.pid, options.niceness)
+      } catch {
+        // Not allowed here: it runs at the tests' priority.
+      }
+    let output = ""
+    child.stdout?.on("data", (d: Buffer) => {
+      output += d.toString("utf8")
+    })
+    child.stderr?.on("data", (d: Buffer) => {
+      output += d.toString("utf8")
+    })
+    const end = (code: number | null) =>
+      resolve({ name, code, seconds: Math.round((Date.now() - started) / 1000), output })
+    child.on("error", (error) => {
+      output += String(error)
+      end(-1)
+    })
+    child.on("close", end)
+  })
 
-interface Report {
-  readonly testResults?: ReadonlyArray<{
-    readonly name?: string
-    readonly message?: string
-    readonly assertionResults?: ReadonlyArray<Assertion>
-  }>
-  readonly numPassedTests: number
-  readonly numFailedTests: number
-  readonly numPendingTests: number
-  readonly numTodoTests: number
-  readonly numTotalTests: number
-  readonly success: boolean
-}
-
-const passes = (quick: boolean): Pass[] => {
-  const first: Pass = {
-    name: `node ${process.versions.node}, CLI pinned`,
-    node: process.execPath,
-    args: [],
-    env: {},
-  }
-  if (quick) return [first]
+/** The environment that asks vitest.config.ts for the whole matrix. */
+const matrixEnv = (): NodeJS.ProcessEnv => {
   const node24 = execFileSync(process.execPath, [join(root, "scripts", "current-node.mjs")], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   }).trim()
-  const version24 = execFileSync(node24, ["--version"], { encoding: "utf8" }).trim().slice(1)
-  return [
-    first,
-    {
-      name: `node ${process.versions.node}, CLI ${SECOND_CLI}, end to end`,
-      node: process.execPath,
-      args: COMPAT_FILTER,
-      env: { CVG_TEST_CLI: SECOND_CLI },
-    },
-    {
-      name: `node ${version24}, CLI pinned`,
-      node: node24,
-      args: [],
-      env: { PATH: [dirname(node24), process.env.PATH ?? ""].join(delimiter) },
-    },
-  ]
+  return { ...process.env, [SECOND_CLI_VARIABLE]: SECOND_CLI, [SECOND_NODE_VARIABLE]: node24 }
 }
 
-/** One line a failed test (file, name, the message's first line), or a file that failed to run. */
-const failures = (report: Report | undefined): string[] =>
-  (report?.testResults ?? []).flatMap((file) => {
-    const where = (file.name ?? "?").replace(`${root}/`, "")
-    const failed = (file.assertionResults ?? []).filter((a) => a.status === "failed")
-    if (failed.length === 0) return file.message ? [`${where}: ${firstLine(file.message)}`] : []
-    return failed.map((a) => `${where} > ${a.fullName ?? "?"}: ${firstLine(a.failureMessages?.[0] ?? "")}`)
-  })
-
-const firstLine = (text: string): string =>
-  (text.split("\n").find((l) => l.trim() !== "") ?? "").trim().slice(0, 240)
-
-const main = () => {
+const main = async () => {
   const quick = process.argv.includes("--quick")
-  mkdirSync(join(root, ".tmp"), { recursive: true })
-  const results: Array<{ pass: Pass; report: Report | undefined; seconds: number }> = []
-  for (const [index, pass] of passes(quick).entries()) {
-    const file = join(root, ".tmp", `vitest-pass-${index + 1}.json`)
-    rmSync(file, { force: true })
-    console.log(`\n=== pass ${index + 1}: ${pass.name}`)
-    const started = Date.now()
-    // Under CI the config's own JSON reporter writes VITEST_JSON_REPORT; elsewhere these flags do.
-    spawnSync(
-      pass.node,
-      [vitest, "run", ...pass.args, "--reporter=default", "--reporter=json", `--outputFile.json=${file}`],
-      { cwd: root, stdio: "inherit", env: { ...process.env, ...pass.env, VITEST_JSON_REPORT: file } },
-    )
-    let report: Report | undefined
-    try {
-      report = JSON.parse(readFileSync(file, "utf8")) as Report
-    } catch {
-      report = undefined
-    }
-    results.push({ pass, report, seconds: Math.round((Date.now() - started) / 1000) })
-  }
-  const sum = (key: keyof Omit<Report, "success" | "testResults">) =>
-    results.reduce((total, r) => total + (r.report?.[key] ?? 0), 0)
-  const summary = {
-    numPassedTests: sum("numPassedTests"),
-    numFailedTests: sum("numFailedTests"),
-    numPendingTests: sum("numPendingTests"),
-    numTodoTests: sum("numTodoTests"),
-    numTotalTests: sum("numTotalTests"),
-    passes: results.map((r) => ({
-      name: r.pass.name,
-      seconds: r.seconds,
-      ...r.report,
-      testResults: undefined,
-    })),
-  }
-  writeFileSync(join(root, ".tmp", "vitest-report.json"), `${JSON.stringify(summary, null, 2)}\n`)
-  console.log("\n=== passes")
-  for (const r of results)
+  const started = Date.now()
+  // A run that writes no summary must not leave .ci/run the last one's.
+  rmSync(join(root, ".tmp", "vitest-report.json"), { force: true })
+  const checks = Promise.all(
+    CHECKS.map((name) => run(name, "npm", ["run", "-s", name], { capture: true, niceness: CHECK_NICENESS })),
+  )
+  const tests = await run(
+    "vitest",
+    process.execPath,
+    [vitest, "run", "--reporter=default", `--reporter=${join(root, "scripts", "test-report.ts")}`],
+    { env: quick ? process.env : matrixEnv() },
+  )
+  const ended = await checks
+  console.log("\n=== checks")
+  for (const check of ended)
     console.log(
-      `  ${r.pass.name.padEnd(40)} ${r.report ? `${r.report.numPassedTests} passed, ${r.report.numFailedTests} failed` : "no report"}  ${r.seconds} s`,
+      `  ${check.name.padEnd(10)} ${check.code === 0 ? "ok" : `FAILED (exit ${check.code})`}  ${check.seconds} s`,
     )
-  // CI keeps only the tail of what ran, so the failures are named again here, last.
-  for (const r of results)
-    for (const line of failures(r.report)) console.log(`  ✗ [pass ${results.indexOf(r) + 1}] ${line}`)
-  const ok = results.every((r) => r.report?.success === true && r.report.numTotalTests > 0)
-  process.exitCode = ok ? 0 : 1
+  for (const check of ended.filter((c) => c.code !== 0))
+    console.log(`\n--- ${check.name}\n${check.output.trim()}`)
+  console.log(`\nnpm test: tests ${tests.seconds} s, all ${Math.round((Date.now() - started) / 1000)} s`)
+  process.exitCode = tests.code === 0 && ended.every((c) => c.code === 0) ? 0 : 1
 }
 
-main()
+await main()

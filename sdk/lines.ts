@@ -18,6 +18,7 @@
  * `lines` (Effect's own splitter) remains for output the caller trusts.
  */
 import { Stream } from "effect"
+import { joinBytes } from "./bytes.ts"
 
 /** UTF-8 bytes → lines (handles chunk boundaries, `\r\n`, a last unterminated line). */
 export const lines = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<string, E, R> =>
@@ -192,14 +193,7 @@ export class LineSplitter {
   }
 
   private joined(): Uint8Array {
-    if (this.parts.length === 1) return this.parts[0] as Uint8Array
-    const all = new Uint8Array(this.size)
-    let at = 0
-    for (const part of this.parts) {
-      all.set(part, at)
-      at += part.length
-    }
-    return all
+    return joinBytes(this.parts, this.size)
   }
 
   private finish(): Line {

@@ -14,6 +14,7 @@ export const AGENT_PROVIDER_CALLS = [
   "readSession",
   "listSessions",
   "closeSession",
+  "deleteSession",
   "prompt",
   "cancel",
   "cancelTask",

@@ -24,10 +24,14 @@ import type { ControlChannel } from "./control.ts"
 export interface Approvals {
   /** A `can_use_tool` request of run `runId`. */
   readonly open: (requestId: string, request: CanUseToolRequest, runId: string) => Effect.Effect<void>
-  /** Answer through `channel`, the running process's (none: the request is gone with its process). */
+  /**
+   * Answer through `channel`, the running process's (none: the request is gone with its process).
+   * `modeFor`: given the approval's tool, a permission mode an allow also switches the CLI to (a plan accepted).
+   */
   readonly answerApproval: (
     answer: ApprovalAnswer,
     channel: ControlChannel | undefined,
+    modeFor?: (toolName: string) => string | undefined,
   ) => Effect.Effect<void, ApprovalNotFound>
   readonly answerQuestion: (
     answer: QuestionAnswer,
@@ -142,18 +146,26 @@ export const makeApprovals = (
     yield* channel.respond(requestId, response(pending))
   })
 
-  const answerApproval = (reply: ApprovalAnswer, channel: ControlChannel | undefined) =>
-    answer(reply.approvalId, "approval", channel, (pending) =>
-      reply.decision === "deny"
-        ? { behavior: "deny", message: reply.message ?? "The user declined this action." }
-        : {
-            behavior: "allow",
-            updatedInput: reply.updatedInput ?? pending.input,
-            ...(reply.decision === "allow_always" && pending.suggestions?.length
-              ? { updatedPermissions: pending.suggestions }
-              : {}),
-          },
-    )
+  const answerApproval = (
+    reply: ApprovalAnswer,
+    channel: ControlChannel | undefined,
+    modeFor?: (toolName: string) => string | undefined,
+  ) =>
+    answer(reply.approvalId, "approval", channel, (pending) => {
+      if (reply.decision === "deny")
+        return { behavior: "deny", message: reply.message ?? "The user declined this action." }
+      const setMode = modeFor?.(pending.toolName)
+      const updates = [
+        ...(reply.decision === "allow_always" ? (pending.suggestions ?? []) : []),
+        // In the same answer, so no call after the accepted plan runs in plan mode.
+        ...(setMode ? [{ type: "setMode", mode: setMode, destination: "session" }] : []),
+      ]
+      return {
+        behavior: "allow",
+        updatedInput: reply.updatedInput ?? pending.input,
+        ...(updates.length > 0 ? { updatedPermissions: updates } : {}),
+      }
+    })
 
   const answerQuestion = (reply: QuestionAnswer, channel: ControlChannel | undefined) =>
     answer(reply.questionId, "question", channel, (pending) => ({
@@ -184,5 +196,12 @@ export const makeApprovals = (
       }
     })
 
-  return { open, answerApproval, answerQuestion, withdraw, settleAll, openCount: () => requests.size }
+  return {
+    open,
+    answerApproval,
+    answerQuestion,
+    withdraw,
+    settleAll,
+    openCount: () => requests.size,
+  }
 }

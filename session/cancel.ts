@@ -2,7 +2,7 @@
  * Cancel and a task's cancel. Cancel interrupts, denies every open approval
  * and question, and arms the watchdog (the run ends Cancelled at its result
  * or when it fires); an `interrupt` left unanswered past `interruptMs`
- * (2.1.332 answers in ~20 ms, so the process is frozen or wedged) aborts the
+ * (2.1.332 answers at once, so the process is frozen or wedged) aborts the
  * process: the run ends Cancelled at once, a new process is started. A
  * task's cancel sends `stop_task` with the CLI's agent id; a workflow's own
  * agents cannot be stopped one by one.

@@ -18,6 +18,7 @@ import type { Approvals } from "./approvals.ts"
 import type { SessionContext } from "./context.ts"
 import type { ControlChannel } from "./control.ts"
 import type { McpBridge } from "./mcp-bridge.ts"
+import { failedMcpServers, mcpFailureText } from "./mcp-status.ts"
 import { deliveryEvent, type PickupTracker } from "./pickup.ts"
 import type { RunLedger } from "./runs.ts"
 import type { UnknownFrames } from "./unknown-frames.ts"
@@ -51,6 +52,8 @@ export const makeFrameRouter =
   (channel: ControlChannel) =>
   (frame: Frame): Effect.Effect<void, never, Broker> => {
     const { ctx, runs, approvals, workflows } = routes
+    /** Failed MCP servers this process has named already (every turn's init lists them again). */
+    const mcpNamed = new Set<string>()
 
     const onControlRequest = (request: ControlRequestFrame) =>
       Effect.gen(function* () {
@@ -126,6 +129,17 @@ export const makeFrameRouter =
       // Pickups first: the host learns an input was taken before the result that ends its run.
       for (const report of routes.pickup.onFrame(frame))
         yield* ctx.emit(deliveryEvent(ctx.sid, report, runs.current()?.id))
+      const failed = failedMcpServers(frame).filter((name) => !mcpNamed.has(name))
+      if (failed.length > 0) {
+        for (const name of failed) mcpNamed.add(name)
+        yield* ctx.emit({
+          type: "Notice",
+          session_id: ctx.sid,
+          level: "warning",
+          text: mcpFailureText(failed),
+          ...(runs.current() ? { run_id: runs.current()!.id } : {}),
+        })
+      }
       const out = ctx.mapper.map(frame, runs.current()?.id)
       yield* ctx.emitAll(out.events)
       for (const signal of out.signals) yield* onSignal(signal)

@@ -19,6 +19,16 @@ describe("start modes", () => {
       "--session-id",
       "N",
     ])
+    // A fork cut at a message (a rewind in a fork not yet stored).
+    expect(startArgs({ kind: "fork", origin: "O", cliId: "N", at: "M" })).toEqual([
+      "--resume",
+      "O",
+      "--resume-session-at",
+      "M",
+      "--fork-session",
+      "--session-id",
+      "N",
+    ])
   })
 })
 

@@ -6,6 +6,7 @@
  * its first frame.
  */
 import { type CliSupport, FULL_SUPPORT } from "../cli-version.ts"
+import type { SessionLaunch } from "../sdk/protocol.ts"
 import type { StartMode } from "../types.ts"
 
 /** The fixed head: headless stream-json both ways, prompts over stdio. */
@@ -30,7 +31,15 @@ export const startArgs = (start: StartMode): string[] => {
     case "resumeAt":
       return ["--resume", start.cliId, "--resume-session-at", start.at]
     case "fork":
-      return ["--resume", start.origin, "--fork-session", "--session-id", start.cliId]
+      // 2.1.332 takes --resume-session-at with a fork: the copy ends at that message.
+      return [
+        "--resume",
+        start.origin,
+        ...(start.at === undefined ? [] : ["--resume-session-at", start.at]),
+        "--fork-session",
+        "--session-id",
+        start.cliId,
+      ]
   }
 }
 
@@ -86,11 +95,23 @@ export const initializeRequest = (params: {
 /** The in-process MCP server that carries the host's plugin tools. */
 export const MCP_SERVER_NAME = "convergence"
 
-/** CLAUDE_APPEND_SYSTEM_PROMPT first, then the host's instructions; undefined when both are empty. */
-export const appendSystemPrompt = (
-  userText: string | undefined,
-  instructions: string | undefined,
-): string | undefined => {
-  const parts = [userText, instructions].filter((part): part is string => !!part && part.trim() !== "")
-  return parts.length > 0 ? parts.join("\n\n") : undefined
+/**
+ * CLAUDE_APPEND_SYSTEM_PROMPT first, then the front end's text for this
+ * session, then the host's instructions; undefined when all are empty. One
+ * text: `initialize`'s `appendSystemPrompt` wins over the flag, so they join.
+ */
+export const appendSystemPrompt = (...parts: ReadonlyArray<string | undefined>): string | undefined => {
+  const kept = parts.filter((part): part is string => !!part && part.trim() !== "")
+  return kept.length > 0 ? kept.join("\n\n") : undefined
 }
+
+/**
+ * A session's own launch settings as flags: `--system-prompt` replaces the
+ * CLI's prompt, `--allowedTools` (one flag a rule: a list flag swallows
+ * what follows), `--max-turns`. Its extra directories join the `--add-dir`s.
+ */
+export const sessionLaunchFlags = (launch: SessionLaunch | undefined): string[] => [
+  ...(launch?.systemPrompt !== undefined ? ["--system-prompt", launch.systemPrompt] : []),
+  ...repeatFlag("--allowedTools", launch?.allowedTools ?? []),
+  ...(launch?.maxTurns !== undefined ? ["--max-turns", String(launch.maxTurns)] : []),
+]

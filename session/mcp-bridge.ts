@@ -32,23 +32,24 @@ const jsonRpcOf = (message: McpMessageRequest["message"]): JsonRpcMessage => ({
   ...(isObject(message.params) ? { params: message.params } : {}),
 })
 
+/** `tools`: the tools of the process now running (a resume may give the next one others). */
 export const makeMcpBridge = (
   ctx: SessionContext,
-  tools: ReadonlyArray<PluginTool>,
+  tools: () => ReadonlyArray<PluginTool>,
 ): Effect.Effect<McpBridge, never, Host> =>
   Effect.gen(function* () {
     const host = yield* Host
-    const spec: McpServerSpec = {
+    const spec = (): McpServerSpec => ({
       name: MCP_SERVER_NAME,
       version: "0.2.0",
-      tools,
+      tools: tools(),
       callTool: (name, input) => host.callTool(ctx.sid, name, input),
-    }
+    })
     return {
       onMessage: (channel, requestId, request) =>
         ctx
           .fork(
-            handleMcp(spec, jsonRpcOf(request.message)).pipe(
+            handleMcp(spec(), jsonRpcOf(request.message)).pipe(
               Effect.flatMap((answer) => channel.respond(requestId, { mcp_response: answer })),
             ),
           )

@@ -41,7 +41,8 @@ export interface PartsInput {
   readonly services: Context.Context<Broker>
   readonly mapper: Mapper
   readonly cwd: string
-  readonly tools: ReadonlyArray<PluginTool>
+  /** The host's plugin tools of the process running (or being launched). */
+  readonly tools: () => ReadonlyArray<PluginTool>
   readonly controlMs: number
   readonly initializeMs: number
   readonly workflowRecord: { readonly attempts?: number; readonly delayMs?: number } | undefined
@@ -56,6 +57,8 @@ export interface PartsInput {
   readonly relaunch: Effect.Effect<void>
   /** A dead process's unread prompt: replayed by the owner? */
   readonly unread: ProcessOptions["unread"]
+  /** The conversation's next try should the CLI refuse a launch's. */
+  readonly fallback: ProcessOptions["fallback"]
 }
 
 export interface SessionParts {
@@ -110,7 +113,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       sessionScope: input.sessionScope,
       services: input.services,
       cwd: input.cwd,
-      hasTools: input.tools.length > 0,
+      hasTools: () => input.tools().length > 0,
       initializeMs: input.initializeMs,
       controlMs: input.controlMs,
       start: input.start,
@@ -126,6 +129,7 @@ export const assembleParts = (input: PartsInput): Effect.Effect<SessionParts, ne
       awaitingUser: () => approvals.openCount() > 0,
       relaunch: input.relaunch,
       unread: input.unread,
+      fallback: input.fallback,
     })
     return { ctx, runs, approvals, processes, unknown, pickup, notice }
   })

@@ -20,9 +20,12 @@
  *   its exit comes after the session moved on, and reports nothing.
  * - Inputs a process had and never showed the model took are reported
  *   unknown at its exit, except one a replay carries to the next process.
- * - Abandon (close): every waiter, `initialize` included, fails at once.
+ * - Abandon (close): every waiter, `initialize` included, fails at once. A
+ *   launch the close overtakes fails with a clear error and leaves no
+ *   process: before its spawn it never spawns; during it, the close waits
+ *   for the spawn's answer and the launch kills what it spawned.
  */
-import { type Context, Effect, Exit, Scope } from "effect"
+import { type Context, Deferred, Effect, Exit, Scope } from "effect"
 import { LaunchFailed, ProcessExited, type SessionError } from "../errors.ts"
 import { initializeRequest } from "./launch.ts"
 import { type Broker, type BrokerError, Env, type ProcessExit } from "../sdk/plugin-api.ts"
@@ -55,6 +58,8 @@ export interface LiveProcess {
   readonly silenceMs: number
   /** Frames read from it so far (a write it never answered: none after it). */
   heard: number
+  /** It answered `initialize`: its launch succeeded. */
+  initialized: boolean
 }
 
 export interface ProcessKeeper {
@@ -82,7 +87,8 @@ export interface ProcessOptions {
   /** The broker services the reader carries (it runs outside any caller). */
   readonly services: Context.Context<Broker>
   readonly cwd: string
-  readonly hasTools: boolean
+  /** The launch declares the host's plugin tools (its MCP server). */
+  readonly hasTools: () => boolean
   readonly initializeMs: number
   readonly controlMs: number
   /** How the next process joins its conversation. */
@@ -105,6 +111,12 @@ export interface ProcessOptions {
   readonly unread: (
     state: LiveProcess,
   ) => Effect.Effect<Effect.Effect<void, never, Broker> | undefined, never, Broker>
+  /** The conversation's next try should the CLI refuse a launch's (session/conversation.ts). */
+  readonly fallback: {
+    readonly pending: () => boolean
+    readonly refused: (stderr: string) => Effect.Effect<boolean, never, Broker>
+    readonly launched: () => void
+  }
 }
 
 /** The process's silence watch; a silent turn aborts it on the session's fiber (the abort closes the loop's own scope). */
@@ -163,9 +175,17 @@ const prepareWithSilence = (options: ProcessOptions) =>
     })),
   )
 
+/** What a launch the session's close overtook fails with. */
+const closedWhileStarting = () =>
+  new LaunchFailed({ detail: "the session was closed while Claude Code was starting" })
+
 export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
   const { ctx, runs } = options
   let proc: LiveProcess | undefined
+  /** The session is closing: no launch may start or finish from now on. */
+  let closing = false
+  /** A spawn waiting for its answer: a close waits for it, then the launch kills what it got. */
+  let spawning: Deferred.Deferred<void> | undefined
 
   const onExit = (state: LiveProcess, exit: ProcessExit, stderr: string) =>
     Effect.gen(function* () {
@@ -174,6 +194,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       yield* state.channel.failAll(error)
       if (proc !== state) return
       proc = undefined
+      // A launch the CLI refused, with a next try to come: that launch goes on, this exit is no news.
+      if (!state.initialized && options.fallback.pending()) return
       const run = runs.current()
       // A prompt the process died without reading: the owner writes it to a new one instead
       // (decided first, so its input is held back from this process's unknown reports).
@@ -221,6 +243,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
 
   const launch = Effect.fn("claude.session.launch")(function* () {
     const { prepared, silenceMs } = yield* prepareWithSilence(options)
+    if (closing) return yield* closedWhileStarting()
     const scope = yield* Scope.fork(options.sessionScope)
     // The channel writes through the transport opened just below.
     let transport: Transport | undefined
@@ -236,7 +259,16 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
           )
         : Effect.fail(new ProcessExited({ code: null, signal: null, stderr: transport?.stderrTail() ?? "" }))
     const channel = makeControlChannel({ send, timeoutMs: options.controlMs })
-    const state: LiveProcess = { scope, channel, send, exited: false, stopping: false, silenceMs, heard: 0 }
+    const state: LiveProcess = {
+      scope,
+      channel,
+      send,
+      exited: false,
+      stopping: false,
+      silenceMs,
+      heard: 0,
+      initialized: false,
+    }
     const route = options.route(channel)
     const silence = watchSilence(options, silenceMs, (why) => abort(state, why))
     const onFrame = (frame: Frame) => {
@@ -244,6 +276,8 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       silence.onFrame(frame)
       return route(frame)
     }
+    const spawned = Deferred.makeUnsafe<void>()
+    spawning = spawned
     const opened = yield* openTransport<Frame>({
       command: "claude",
       args: prepared.args,
@@ -264,8 +298,20 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
       Scope.provide(scope),
       Effect.mapError((error: BrokerError) => new LaunchFailed({ detail: error.message })),
       Effect.tapError(() => Scope.close(scope, Exit.void)),
+      Effect.ensuring(
+        Effect.suspend(() => {
+          if (spawning === spawned) spawning = undefined
+          return Deferred.succeed(spawned, undefined)
+        }),
+      ),
+      Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
     )
     transport = opened
+    if (closing) {
+      yield* opened.kill
+      yield* Scope.close(scope, Exit.void)
+      return yield* closedWhileStarting()
+    }
     proc = state
     yield* ctx.fork(opened.closed.pipe(Effect.flatMap((exit) => onExit(state, exit, opened.stderrTail()))))
     yield* silence.loop.pipe(Effect.forkIn(scope))
@@ -273,7 +319,7 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     const answer = yield* channel
       .request(
         "initialize",
-        initializeRequest({ hasTools: options.hasTools, appendSystemPrompt: prepared.appendSystemPrompt }),
+        initializeRequest({ hasTools: options.hasTools(), appendSystemPrompt: prepared.appendSystemPrompt }),
         options.initializeMs,
       )
       .pipe(
@@ -282,15 +328,29 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
           ctx.log.warn(`claude session ${ctx.sid}: ${error.message}`).pipe(Effect.as(undefined)),
         ),
         Effect.tapError(() => stopProcess(state)),
+        Effect.mapError((error) => (closing ? closedWhileStarting() : error)),
       )
+    state.initialized = true
     if (answer !== undefined && options.initialized) yield* options.initialized(answer)
     return state
   })
 
+  /** Launch; should the CLI refuse the conversation and a next try exist, launch that. */
+  const launchTrying: Effect.Effect<LiveProcess, SessionError, Broker> = Effect.suspend(() =>
+    launch().pipe(
+      Effect.tap(() => Effect.sync(options.fallback.launched)),
+      Effect.catchTag("ProcessExited", (exited) =>
+        Effect.flatMap(options.fallback.refused(exited.stderr), (again) =>
+          again ? launchTrying : Effect.fail(exited),
+        ),
+      ),
+    ),
+  )
+
   const ensure = Effect.suspend(() =>
     proc && !proc.exited
       ? Effect.succeed({ proc, fresh: false })
-      : launch().pipe(Effect.map((launched) => ({ proc: launched, fresh: true }))),
+      : launchTrying.pipe(Effect.map((launched) => ({ proc: launched, fresh: true }))),
   )
 
   return {
@@ -298,15 +358,18 @@ export const makeProcessKeeper = (options: ProcessOptions): ProcessKeeper => {
     ensure,
     stop: Effect.suspend(() => (proc ? stopProcess(proc) : Effect.void)),
     markStopping: () => {
+      closing = true
       if (proc) proc.stopping = true
     },
     abort,
     abandon: Effect.suspend(() =>
-      proc
-        ? proc.channel.failAll(
-            new ProcessExited({ code: null, signal: "SIGTERM", stderr: "the session closed" }),
-          )
-        : Effect.void,
+      Effect.andThen(spawning ? Deferred.await(spawning) : Effect.void, () =>
+        proc
+          ? proc.channel.failAll(
+              new ProcessExited({ code: null, signal: "SIGTERM", stderr: "the session closed" }),
+            )
+          : Effect.void,
+      ),
     ),
   }
 }

@@ -1,256 +1,24 @@
 // The harness that runs the REAL Claude Code CLI offline against the scripted
 // model server (model-server.ts). Plain Node, async/await.
 
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs"
-import { createRequire } from "node:module"
-import { tmpdir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { type CliSupport, parseCliVersion, supportOf } from "../cli-version.ts"
-import { PROTOCOL_ARGS } from "../session/launch.ts"
+import { type ChildProcess, spawn } from "node:child_process"
+import { claudeBinary } from "./cli-binary.ts"
+import {
+  controlError,
+  controlRequest,
+  controlSuccess,
+  type Frame,
+  isControlRequest,
+  isControlResponseFor,
+  isResult,
+  userMessage,
+} from "./frames.ts"
+import { cliEnv, type Sandbox, type ServerLike } from "./sandbox.ts"
 
-export type Frame = Record<string, unknown> & { type?: string; subtype?: string }
-
-const here = dirname(fileURLToPath(import.meta.url))
-const repoRoot = resolve(here, "..")
-
-/**
- * Which Claude Code CLI the tests drive: `CVG_TEST_CLI` names a version (one
- * installed as the `claude-code-<version>` npm alias devDependency, or the
- * pinned package's own) or a path to a `claude` binary (`npm run compat`
- * installs one elsewhere). Unset: the pinned `@anthropic-ai/claude-code`.
- */
-export const TEST_CLI_VARIABLE = "CVG_TEST_CLI"
-
-/** The pinned package's version (package.json of @anthropic-ai/claude-code). */
-export function pinnedCliVersion(): string {
-  const req = createRequire(import.meta.url)
-  return (req("@anthropic-ai/claude-code/package.json") as { version: string }).version
-}
-
-/** The version the tests drive: CVG_TEST_CLI's, else the pinned one (read from the binary for a path). */
-export function testCliVersion(): string {
-  const chosen = process.env[TEST_CLI_VARIABLE]?.trim()
-  if (!chosen) return pinnedCliVersion()
-  if (!chosen.includes("/")) return chosen
-  const printed = execFileSync(chosen, ["--version"], { encoding: "utf8", timeout: 20_000 })
-  const match = /\d+\.\d+\.\d+/.exec(printed)
-  if (!match) throw new Error(`${chosen} --version printed no version: ${printed.trim()}`)
-  return match[0]
-}
-
-let support: CliSupport | undefined
-/** What the plugin's capability table says the CLI under test has. */
-export function testCliSupport(): CliSupport {
-  support ??= supportOf(parseCliVersion(testCliVersion()))
-  return support
-}
-
-/** Path of the native `claude` binary of the CLI under test. */
-export function claudeBinary(): string {
-  const chosen = process.env[TEST_CLI_VARIABLE]?.trim()
-  if (chosen?.includes("/")) {
-    if (!existsSync(chosen)) throw new Error(`${TEST_CLI_VARIABLE}=${chosen}: no such file`)
-    return chosen
-  }
-  if (chosen && chosen !== pinnedCliVersion()) {
-    // An alias package carries its own native binary in bin/ (its postinstall copies it there).
-    const alias = join(repoRoot, `node_modules/claude-code-${chosen}/bin/claude.exe`)
-    if (!existsSync(alias))
-      throw new Error(
-        `${TEST_CLI_VARIABLE}=${chosen}: ${alias} is missing; add the devDependency ` +
-          `"claude-code-${chosen}": "npm:@anthropic-ai/claude-code@${chosen}" or give a path`,
-      )
-    return alias
-  }
-  const candidates = [
-    join(repoRoot, "node_modules/@anthropic-ai/claude-code/bin/claude.exe"),
-    join(repoRoot, `node_modules/@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude`),
-    join(repoRoot, `node_modules/@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude.exe`),
-  ]
-  try {
-    const req = createRequire(import.meta.url)
-    const pkg = req.resolve(`@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`)
-    candidates.push(join(dirname(pkg), "claude"), join(dirname(pkg), "claude.exe"))
-  } catch {}
-  for (const c of candidates) if (existsSync(c)) return c
-  throw new Error(`claude binary not found; looked at:\n${candidates.join("\n")}`)
-}
-
-// ---------------------------------------------------------------------------
-// Sandbox
-
-export interface Sandbox {
-  /** Real path of the sandbox root (temp dir). */
-  readonly root: string
-  /** HOME of the CLI. Transcripts land in home/.claude/projects. */
-  readonly home: string
-  /** Workspace: the CLI's cwd. */
-  readonly ws: string
-  /** Temp dir; CLAUDE_CODE_TMPDIR points here. */
-  readonly tmp: string
-  /** Holds a `claude` symlink to the binary. */
-  readonly bin: string
-  /** home/.claude/projects */
-  readonly projects: string
-  /** Remove the whole sandbox. */
-  cleanup(): void
-}
-
-export function makeSandbox(prefix = "cvg-tk-"): Sandbox {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
-  const home = join(root, "home")
-  const ws = join(root, "ws")
-  const tmp = join(root, "tmp")
-  const bin = join(root, "bin")
-  for (const d of [home, ws, tmp, bin]) mkdirSync(d, { recursive: true })
-  symlinkSync(claudeBinary(), join(bin, "claude"))
-  return {
-    root,
-    home,
-    ws,
-    tmp,
-    bin,
-    projects: join(home, ".claude", "projects"),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
-  }
-}
-
-/** The CLI's project folder name for a cwd: every char not [A-Za-z0-9-] becomes "-". */
-export function encodeProjectPath(cwd: string): string {
-  return cwd.replace(/[^A-Za-z0-9-]/g, "-")
-}
-
-export interface ServerLike {
-  readonly url: string
-}
-
-/** The clean environment the CLI runs with: offline, no login, temp HOME. */
-export function cliEnv(
-  sandbox: Sandbox,
-  server: ServerLike,
-  extra: Record<string, string | undefined> = {},
-): Record<string, string> {
-  const env: Record<string, string | undefined> = {
-    PATH: `${sandbox.bin}:/usr/bin:/bin`,
-    HOME: sandbox.home,
-    ANTHROPIC_BASE_URL: server.url,
-    ANTHROPIC_API_KEY: "sk-ant-mock-testkit",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    DISABLE_AUTOUPDATER: "1",
-    CLAUDE_CODE_TMPDIR: sandbox.tmp,
-    IS_SANDBOX: "1",
-    ...extra,
-  }
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v
-  return out
-}
-
-export interface StandardArgsOptions {
-  readonly sessionId?: string
-  readonly resume?: string
-  readonly resumeSessionAt?: string
-  readonly forkSession?: boolean
-  readonly permissionMode?: string
-  readonly model?: string
-  readonly effort?: string
-  readonly extra?: readonly string[]
-}
-
-/** The stream-json flags every headless session uses, plus session selection. */
-export function standardArgs(o: StandardArgsOptions = {}): string[] {
-  // The same protocol head the plugin launches with (session/launch.ts), and the flag only where the CLI has it.
-  const a = [
-    ...PROTOCOL_ARGS,
-    ...(testCliSupport().has("forwardSubagentText") ? ["--forward-subagent-text"] : []),
-  ]
-  if (o.resume) a.push("--resume", o.resume)
-  if (o.resumeSessionAt) a.push("--resume-session-at", o.resumeSessionAt)
-  if (o.forkSession) a.push("--fork-session")
-  if (o.sessionId) a.push("--session-id", o.sessionId)
-  if (o.permissionMode) a.push("--permission-mode", o.permissionMode)
-  if (o.model) a.push("--model", o.model)
-  if (o.effort) a.push("--effort", o.effort)
-  if (o.extra) a.push(...o.extra)
-  return a
-}
-
-// ---------------------------------------------------------------------------
-// Frames and control protocol helpers
-
-export function userMessage(
-  text: string,
-  opts: { uuid?: string; parentToolUseId?: string | null; sessionId?: string } = {},
-): Frame {
-  return {
-    type: "user",
-    message: { role: "user", content: [{ type: "text", text }] },
-    parent_tool_use_id: opts.parentToolUseId ?? null,
-    uuid: opts.uuid ?? randomUUID(),
-    session_id: opts.sessionId ?? "",
-  }
-}
-
-export function controlRequest(requestId: string, request: Record<string, unknown>): Frame {
-  return { type: "control_request", request_id: requestId, request }
-}
-
-export function controlSuccess(requestId: string, response?: unknown): Frame {
-  return {
-    type: "control_response",
-    response:
-      response === undefined
-        ? { subtype: "success", request_id: requestId }
-        : { subtype: "success", request_id: requestId, response },
-  }
-}
-
-export function controlError(requestId: string, error: string): Frame {
-  return { type: "control_response", response: { subtype: "error", request_id: requestId, error } }
-}
-
-export const isType =
-  (type: string, subtype?: string) =>
-  (f: Frame): boolean =>
-    f.type === type && (subtype === undefined || f.subtype === subtype)
-
-export const isResult = isType("result")
-
-export const isControlRequest =
-  (subtype?: string) =>
-  (f: Frame): boolean =>
-    f.type === "control_request" &&
-    (subtype === undefined || (f.request as Record<string, unknown> | undefined)?.subtype === subtype)
-
-export const isControlResponseFor =
-  (requestId: string) =>
-  (f: Frame): boolean =>
-    f.type === "control_response" &&
-    (f.response as Record<string, unknown> | undefined)?.request_id === requestId
-
-/** The text of every tool_result in a `user` frame. */
-export function toolResultTexts(f: Frame): string[] {
-  if (f.type !== "user") return []
-  const content = (f.message as { content?: unknown } | undefined)?.content
-  if (!Array.isArray(content)) return []
-  const out: string[] = []
-  for (const c of content as Array<Record<string, unknown>>) {
-    if (c?.type !== "tool_result") continue
-    const v = c.content
-    if (typeof v === "string") out.push(v)
-    else if (Array.isArray(v))
-      out.push(
-        (v as Array<Record<string, unknown>>)
-          .filter((x) => x.type === "text")
-          .map((x) => String(x.text))
-          .join("\n"),
-      )
-  }
-  return out
-}
+// The CLI's choice, the sandbox and the frames live apart; tests import them all from here.
+export * from "./cli-binary.ts"
+export * from "./frames.ts"
+export * from "./sandbox.ts"
 
 // ---------------------------------------------------------------------------
 // Process handle
@@ -326,6 +94,58 @@ export async function killAll(): Promise<void> {
   await Promise.all([...registry].map((p) => p.kill()))
 }
 
+type ExitInfo = { code: number | null; signal: NodeJS.Signals | null }
+
+/** What is known of one running CLI: its frames so far, what was sent, stderr, exit; waiters wake on each. */
+interface Session {
+  readonly label: string
+  readonly frames: Frame[]
+  readonly sent: Frame[]
+  stderr: string
+  /** Where `next` reads on from. */
+  cursor: number
+  exit: ExitInfo | undefined
+  readonly waiters: Set<() => void>
+}
+
+const wake = (s: Session) => {
+  for (const w of [...s.waiters]) w()
+}
+
+/** Resolve with what `find` finds, waking at each frame; reject at the exit or after `timeoutMs`. */
+const waitUntil = <T>(s: Session, find: () => T | undefined, timeoutMs: number, what: string): Promise<T> =>
+  new Promise<T>((resolveP, rejectP) => {
+    const { label, frames } = s
+    const check = () => {
+      const v = find()
+      if (v !== undefined) {
+        done()
+        resolveP(v)
+      } else if (s.exit) {
+        done()
+        rejectP(
+          new Error(
+            `claude ${label} exited (${s.exit.code ?? s.exit.signal}) while waiting for ${what}; stderr: ${s.stderr.slice(-2000)}`,
+          ),
+        )
+      }
+    }
+    const timer = setTimeout(() => {
+      done()
+      rejectP(
+        new Error(
+          `timeout ${timeoutMs} ms waiting for ${what} (claude ${label}, ${frames.length} frames; last: ${JSON.stringify(frames.at(-1))?.slice(0, 400)})`,
+        ),
+      )
+    }, timeoutMs)
+    const done = () => {
+      clearTimeout(timer)
+      s.waiters.delete(check)
+    }
+    s.waiters.add(check)
+    check()
+  })
+
 export function spawnClaude(args: readonly string[], opts: SpawnOptions): ClaudeProcess {
   const startedAt = Date.now()
   const child = spawn(claudeBinary(), [...args], {
@@ -337,24 +157,23 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
   if (child.pid === undefined) throw new Error("failed to spawn claude")
   const pid = child.pid
   const label = opts.label ?? "main"
-  const frames: Frame[] = []
   const times: number[] = []
-  const sent: Frame[] = []
-  let stderrText = ""
-  let cursor = 0
-  let requestCounter = 0
-  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined
-  const waiters = new Set<() => void>()
-  const handlers = new Map<string, ControlHandler>()
-  const wake = () => {
-    for (const w of [...waiters]) w()
+  const s: Session = {
+    label,
+    frames: [],
+    sent: [],
+    stderr: "",
+    cursor: 0,
+    exit: undefined,
+    waiters: new Set(),
   }
+  const handlers = new Map<string, ControlHandler>()
 
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
+  const exited = new Promise<ExitInfo>((res) => {
     child.on("exit", (code, signal) => {
-      exitInfo = { code, signal }
-      res(exitInfo)
-      wake()
+      s.exit = { code, signal }
+      res(s.exit)
+      wake(s)
     })
   })
 
@@ -372,7 +191,7 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
   })
   child.stderr!.setEncoding("utf8")
   child.stderr!.on("data", (d: string) => {
-    stderrText += d
+    s.stderr += d
     if (opts.debug) process.stderr.write(`[claude ${label} stderr] ${d}`)
   })
   child.stdin!.on("error", () => {}) // EPIPE after exit
@@ -384,7 +203,7 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
     } catch {
       f = { type: "_raw", text: line }
     }
-    frames.push(f)
+    s.frames.push(f)
     times.push(Date.now() - startedAt)
     if (opts.debug) process.stderr.write(`[claude ${label}] ${line.slice(0, 300)}\n`)
     if (f.type === "control_request") {
@@ -402,56 +221,50 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
           )
       }
     }
-    wake()
+    wake(s)
   }
 
   const send = (frame: Frame) => {
-    sent.push(frame)
+    s.sent.push(frame)
     if (child.stdin!.writable) child.stdin!.write(`${JSON.stringify(frame)}\n`)
   }
 
-  const waitUntil = <T>(find: () => T | undefined, timeoutMs: number, what: string): Promise<T> =>
-    new Promise<T>((resolveP, rejectP) => {
-      const check = () => {
-        const v = find()
-        if (v !== undefined) {
-          done()
-          resolveP(v)
-        } else if (exitInfo) {
-          done()
-          rejectP(
-            new Error(
-              `claude ${label} exited (${exitInfo.code ?? exitInfo.signal}) while waiting for ${what}; stderr: ${stderrText.slice(-2000)}`,
-            ),
-          )
-        }
-      }
-      const timer = setTimeout(() => {
-        done()
-        rejectP(
-          new Error(
-            `timeout ${timeoutMs} ms waiting for ${what} (claude ${label}, ${frames.length} frames; last: ${JSON.stringify(frames.at(-1))?.slice(0, 400)})`,
-          ),
-        )
-      }, timeoutMs)
-      const done = () => {
-        clearTimeout(timer)
-        waiters.delete(check)
-      }
-      waiters.add(check)
-      check()
-    })
+  const handle = processHandle({ pid, args, child, times, startedAt, exited, handlers, send }, s)
+  registry.add(handle)
+  void exited.then(() => {
+    // Kill whatever the CLI left in its process group (e.g. a background sleep).
+    signalGroup(pid, "SIGKILL")
+  })
+  return handle
+}
 
+/** The handle a test drives: frame queries, control requests and answers, and the end of the process. */
+const processHandle = (
+  p: {
+    readonly pid: number
+    readonly args: readonly string[]
+    readonly child: ChildProcess
+    readonly times: number[]
+    readonly startedAt: number
+    readonly exited: Promise<ExitInfo>
+    readonly handlers: Map<string, ControlHandler>
+    readonly send: (frame: Frame) => void
+  },
+  s: Session,
+): ClaudeProcess => {
+  const { pid, child, exited, handlers, send } = p
+  const { frames, sent } = s
+  let requestCounter = 0
   const handle: ClaudeProcess = {
     pid,
-    label,
-    args: [...args],
+    label: s.label,
+    args: [...p.args],
     child,
     frames,
     sent,
-    times,
-    startedAt,
-    stderr: () => stderrText,
+    times: p.times,
+    startedAt: p.startedAt,
+    stderr: () => s.stderr,
     send,
     sendUser(text, o = {}) {
       const f = userMessage(text, o)
@@ -460,11 +273,12 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
     },
     next(pred = () => true, timeoutMs = 20_000) {
       return waitUntil(
+        s,
         () => {
-          for (let i = cursor; i < frames.length; i++) {
+          for (let i = s.cursor; i < frames.length; i++) {
             const f = frames[i]!
             if (pred(f)) {
-              cursor = i + 1
+              s.cursor = i + 1
               return f
             }
           }
@@ -476,6 +290,7 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
     },
     waitFor(pred, timeoutMs = 20_000, from = 0) {
       return waitUntil(
+        s,
         () => {
           for (let i = from; i < frames.length; i++) if (pred(frames[i]!)) return frames[i]!
           return undefined
@@ -489,7 +304,8 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
         next: async () => {
           try {
             const f = await waitUntil(
-              () => (cursor < frames.length ? frames[cursor++] : undefined),
+              s,
+              () => (s.cursor < frames.length ? frames[s.cursor++] : undefined),
               2 ** 31 - 1,
               "frame",
             )
@@ -505,6 +321,7 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
       const id = `${String(request.subtype ?? "req")}_${++requestCounter}`
       send(controlRequest(id, request))
       const f = await waitUntil(
+        s,
         () => frames.find(isControlResponseFor(id)),
         timeoutMs,
         `control_response to ${String(request.subtype)}`,
@@ -522,7 +339,8 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
         const id = String(f.request_id)
         if (
           sent.some(
-            (s) => s.type === "control_response" && (s.response as { request_id?: string }).request_id === id,
+            (out) =>
+              out.type === "control_response" && (out.response as { request_id?: string }).request_id === id,
           )
         )
           continue
@@ -533,11 +351,11 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
     },
     exited,
     get exitCode() {
-      return exitInfo ? exitInfo.code : undefined
+      return s.exit ? s.exit.code : undefined
     },
-    isAlive: () => exitInfo === undefined,
+    isAlive: () => s.exit === undefined,
     async close(graceMs = 5_000) {
-      if (!exitInfo) {
+      if (!s.exit) {
         child.stdin!.end()
         const t = await Promise.race([exited, sleep(graceMs).then(() => undefined)])
         if (t) return t
@@ -545,7 +363,7 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
       return handle.kill()
     },
     async kill() {
-      if (exitInfo) return exitInfo
+      if (s.exit) return s.exit
       signalGroup(pid, "SIGTERM")
       const t = await Promise.race([exited, sleep(3_000).then(() => undefined)])
       if (t) return t
@@ -553,11 +371,6 @@ export function spawnClaude(args: readonly string[], opts: SpawnOptions): Claude
       return exited
     },
   }
-  registry.add(handle)
-  void exited.then(() => {
-    // Kill whatever the CLI left in its process group (e.g. a background sleep).
-    signalGroup(pid, "SIGKILL")
-  })
   return handle
 }
 

@@ -14,11 +14,13 @@ import {
   askUser,
 } from "./scenarios/agents.ts"
 import { bashAllow, bashDeny, tasks, textThinking, todo, writeEdit } from "./scenarios/basic.ts"
+import { localCommands } from "./scenarios/commands.ts"
 import { apiRetry, rateLimit, workflow } from "./scenarios/limits.ts"
 
 export * from "./scenario-run.ts"
 export * from "./scenarios/agents.ts"
 export * from "./scenarios/basic.ts"
+export * from "./scenarios/commands.ts"
 export * from "./scenarios/limits.ts"
 export { isControlRequest, isResult, toolResultTexts } from "./cli.ts"
 
@@ -40,6 +42,7 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   rateLimit,
   apiRetry,
   workflow,
+  localCommands,
 ]
 
 export function scenarioByName(name: string): ScenarioDef {

@@ -19,6 +19,8 @@ export interface NoteContext {
   readonly git: Git
   readonly log: LogShape
   readonly sessionId: string
+  /** What the conversation urls start with (record.ts; default the host's). */
+  readonly sessionUrl?: string
   /** The session's fingerprints and agents, as the tracker holds them now. */
   readonly prints: Fingerprints
   readonly agents: Readonly<Record<string, AgentInfo>>
@@ -45,6 +47,7 @@ export const noteCommit = (ctx: NoteContext, root: string, sha: string) =>
       timestamp: new Date().toISOString(),
       revision: sha,
       sessionId: ctx.sessionId,
+      ...(ctx.sessionUrl === undefined ? {} : { sessionUrl: ctx.sessionUrl }),
       toolVersion: ctx.toolVersion() ?? "unknown",
       files,
       agents: { ...ctx.agents, ...(model === undefined ? {} : { [MAIN_AGENT]: { model } }) },

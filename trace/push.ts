@@ -14,7 +14,14 @@
  */
 import { Effect } from "effect"
 import { parse as shellParse } from "shell-quote"
+import type { ToolCall } from "../sdk/protocol.ts"
+import { asRecord, asString } from "../values.ts"
 import { type Git, type GitResult, NOTES_NAME, NOTES_REF } from "./git.ts"
+
+export interface PushSettings {
+  readonly enabled: boolean
+  readonly timeoutMs: number
+}
 
 export interface PushCommand {
   /** `-C <dir>` given to git, relative to the command's folder. */
@@ -177,4 +184,31 @@ export const pushNotesFor = (
     const outcome = yield* pushNotes(git, root, remote, timeoutMs, crypto.randomUUID().slice(0, 8))
     if (outcome.kind === "failed")
       yield* notice("warning", `Agent Trace: the notes were not pushed to ${remote}: ${outcome.detail}`)
+  })
+
+export interface PushAfterContext {
+  readonly git: Git
+  /** The repositories the session edited. */
+  readonly roots: ReadonlyArray<string>
+  /** Read at each push: whether to push the notes, and the deadline of all its git calls. */
+  readonly settings: Effect.Effect<PushSettings>
+  readonly repositoryFor: (dir: string) => Effect.Effect<{ readonly root: string } | undefined>
+  readonly notice: (level: "warning", text: string) => Effect.Effect<void>
+}
+
+/** After a Bash call that pushed: push the notes of each edited repository the push went to, when asked to. */
+export const pushAfter = (ctx: PushAfterContext, call: ToolCall) =>
+  Effect.gen(function* () {
+    const command = asString(asRecord(call.input).command)
+    if (call.name !== "Bash" || call.status !== "Completed" || command === undefined) return
+    const pushes = pushesIn(command)
+    if (pushes.length === 0) return
+    const settings = yield* ctx.settings
+    if (!settings.enabled) return
+    for (const root of ctx.roots)
+      for (const push of pushes) {
+        // The shell's folder is not known: a push goes to each edited repository that has its remote.
+        if (push.dir?.startsWith("/") && (yield* ctx.repositoryFor(push.dir))?.root !== root) continue
+        yield* pushNotesFor(ctx.git, root, push, settings.timeoutMs, ctx.notice)
+      }
   })

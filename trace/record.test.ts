@@ -1,6 +1,6 @@
 /** A commit's record: one conversation per agent, links, metadata, and a record that passes the schema. */
 import { describe, expect, it } from "vitest"
-import { buildRecord, conversationUrl, METADATA_KEY } from "./record.ts"
+import { buildRecord, CLI_SESSION_URL, conversationUrl, METADATA_KEY } from "./record.ts"
 import { checkRecord } from "./schema.ts"
 
 const base = {
@@ -70,5 +70,17 @@ describe("buildRecord", () => {
     })
     expect(record?.files[0]?.conversations[0]?.contributor).toEqual({ type: "ai" })
     expect(checkRecord(record).ok).toBe(true)
+  })
+  it("names the CLI's own session when the plugin's hooks make the record", () => {
+    const record = buildRecord({
+      ...base,
+      sessionUrl: CLI_SESSION_URL,
+      files: [{ path: "a.ts", ranges: [range("main", 1, 1), range("Explore", 3, 3)] }],
+    })
+    expect(checkRecord(record).ok).toBe(true)
+    expect(record?.files[0]?.conversations.map((c) => [c.url, c.related])).toEqual([
+      ["claude-code://session/s%201", undefined],
+      ["claude-code://session/s%201?agent=Explore", [{ type: "parent", url: "claude-code://session/s%201" }]],
+    ])
   })
 })

@@ -3,9 +3,11 @@
  *
  * Rules:
  * - each agent is its own conversation: contributor `ai` with the model
- *   (`anthropic/<model id>`), the url `cvg://session/<host session id>` for
- *   the main agent and `…?agent=<subagent type>` for a subagent, which also
- *   links to the main one (`related` of type `parent`);
+ *   (`anthropic/<model id>`), the url `<base><session id>` for the main agent
+ *   (`cvg://session/` and the host's session id in the provider,
+ *   `claude-code://session/` and the CLI's in the Claude Code plugin) and
+ *   `…?agent=<subagent type>` for a subagent, which also links to the main
+ *   one (`related` of type `parent`);
  * - `metadata["dev.convergence.claude"]` names the method (`line-fingerprint`),
  *   the session and the agents;
  * - files without an agent's line are left out; a commit with none gets no record.
@@ -26,41 +28,46 @@ export interface AgentInfo {
   readonly model?: string
 }
 
+/** Where the host resolves a session's conversation: its session id follows. */
+export const HOST_SESSION_URL = "cvg://session/"
+/** The CLI's own session (`claude --resume <id>`), for records made by the Claude Code plugin's hooks. */
+export const CLI_SESSION_URL = "claude-code://session/"
+
 export interface RecordInput {
   readonly id: string
   readonly timestamp: string
   readonly revision: string
   readonly sessionId: string
+  /** What the conversation urls start with (default: HOST_SESSION_URL). */
+  readonly sessionUrl?: string
   readonly toolVersion: string
   readonly files: ReadonlyArray<{ readonly path: string; readonly ranges: ReadonlyArray<AgentRange> }>
   /** Every agent of the session by name (`main`, a subagent type). */
   readonly agents: Readonly<Record<string, AgentInfo>>
 }
 
-/** Where the host resolves an agent's conversation. */
-export const conversationUrl = (sessionId: string, agent: string): string =>
+/** Where an agent's conversation is found. */
+export const conversationUrl = (sessionId: string, agent: string, base = HOST_SESSION_URL): string =>
   agent === MAIN_AGENT
-    ? `cvg://session/${encodeURIComponent(sessionId)}`
-    : `cvg://session/${encodeURIComponent(sessionId)}?agent=${encodeURIComponent(agent)}`
+    ? `${base}${encodeURIComponent(sessionId)}`
+    : `${base}${encodeURIComponent(sessionId)}?agent=${encodeURIComponent(agent)}`
 
 /** The models.dev spelling of a Claude model id. */
 export const modelId = (model: string | undefined): string | undefined =>
   model === undefined ? undefined : model.includes("/") ? model : `anthropic/${model}`
 
 const conversationOf = (
-  sessionId: string,
+  input: RecordInput,
   agent: string,
-  info: AgentInfo | undefined,
   ranges: ReadonlyArray<AgentRange>,
 ): TraceConversation => {
-  const model = modelId(info?.model)
+  const model = modelId(input.agents[agent]?.model)
+  const url = (name: string) => conversationUrl(input.sessionId, name, input.sessionUrl)
   return {
-    url: conversationUrl(sessionId, agent),
+    url: url(agent),
     contributor: model === undefined ? { type: "ai" } : { type: "ai", model_id: model },
     ranges: ranges.map(({ start_line, end_line, content_hash }) => ({ start_line, end_line, content_hash })),
-    ...(agent === MAIN_AGENT
-      ? {}
-      : { related: [{ type: "parent", url: conversationUrl(sessionId, MAIN_AGENT) }] }),
+    ...(agent === MAIN_AGENT ? {} : { related: [{ type: "parent", url: url(MAIN_AGENT) }] }),
   }
 }
 
@@ -83,16 +90,14 @@ export const buildRecord = (input: RecordInput): TraceRecord | undefined => {
     return [
       {
         path,
-        conversations: agents.map((agent) =>
-          conversationOf(input.sessionId, agent, input.agents[agent], byAgent.get(agent)!),
-        ),
+        conversations: agents.map((agent) => conversationOf(input, agent, byAgent.get(agent)!)),
       },
     ]
   })
   if (files.length === 0) return undefined
   const agents = [...used].sort().map((name) => ({
     name,
-    url: conversationUrl(input.sessionId, name),
+    url: conversationUrl(input.sessionId, name, input.sessionUrl),
     ...(input.agents[name]?.model ? { model: input.agents[name]?.model } : {}),
     ...(name === MAIN_AGENT ? {} : { parent: MAIN_AGENT }),
   }))

@@ -149,7 +149,7 @@ describe("the Agent Trace tracker", () => {
       const call = granted.git(dir, args, options)
       // Only this repository's: the tracker also reads HEAD in the repositories the session's stored prints
       // name (the earlier tests' own, gone), and counting those let the wait below end before this one's
-      // readings were in (CI flake, 2026-12-02: the person's commit was then read as the run's).
+      // readings were in (the person's commit was then read as the run's).
       if (args.includes("HEAD^{commit}"))
         return dir === repo ? Effect.tap(call, () => Effect.sync(() => void headReads++)) : call
       // While the gate is shut the tracker is stuck behind a slow call, as on a loaded machine.
@@ -177,7 +177,7 @@ describe("the Agent Trace tracker", () => {
       tracker.feed({ type: "RunEnded", session_id: "s1", run_id: "r1", outcome: "Completed" } as AgentEvent),
     )
     // Both events' HEAD readings are in before the person moves on. A git start can take seconds on a
-    // loaded machine (a 2 s wait that gave up let the person's commit land first: CI flake, 2026-12-01).
+    // loaded machine (a short wait that gave up let the person's commit land first).
     await vi.waitFor(() => expect(headReads).toBeGreaterThanOrEqual(readsBefore + 2), { timeout: 30_000 })
     // Between the runs the person commits the agent's other file.
     git(repo, "add", "b.ts")

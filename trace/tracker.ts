@@ -20,14 +20,14 @@
 import { Deferred, Effect, Fiber, Queue, Scope } from "effect"
 import { z } from "zod"
 import { Log, Storage } from "../sdk/plugin-api.ts"
-import { basename, dirname } from "../sdk/paths.ts"
 import type { AgentEvent, NoticeLevel, ToolCall } from "../sdk/protocol.ts"
 import { asRecord, asString } from "../values.ts"
-import { type Fingerprints, MAIN_AGENT, remember, writtenBy } from "./fingerprints.ts"
-import { brokerGit, commitsBetween, type Git, headOf, UNKNOWN } from "./git.ts"
+import { type Fingerprints, MAIN_AGENT, writtenBy } from "./fingerprints.ts"
+import { type Heads, noteNewCommits, refreshHeads, rememberEdit } from "./commits.ts"
+import { brokerGit, type Git, headOf } from "./git.ts"
 import { type HeadsAt, headsNow, QUIET_KINDS, readsHead, repositoryLookup, watchedRoots } from "./heads.ts"
-import { type NoteContext, noteCommit } from "./notes.ts"
-import { pushesIn, pushNotesFor } from "./push.ts"
+import type { NoteContext } from "./notes.ts"
+import { type PushSettings, pushAfter } from "./push.ts"
 import type { AgentInfo } from "./record.ts"
 
 export const traceKey = (sessionId: string): string => `trace:${sessionId}`
@@ -36,11 +36,6 @@ const Stored = z.object({
   prints: z.record(z.string(), z.record(z.string(), z.record(z.string(), z.string()))).default({}),
   agents: z.record(z.string(), z.object({ model: z.string().optional() })).default({}),
 })
-
-export interface PushSettings {
-  readonly enabled: boolean
-  readonly timeoutMs: number
-}
 
 export interface TrackerSetup {
   readonly sessionId: string
@@ -79,31 +74,6 @@ type Item =
 const ranGit = (event: AgentEvent): boolean =>
   event.type === "ToolCallFinished" && /\bgit\b/.test(asString(asRecord(event.call.input).command) ?? "")
 
-/** After a Bash call that pushed: push the notes of each edited repository the push went to, when asked to. */
-const pushAfter = (
-  ctx: {
-    readonly git: Git
-    readonly setup: TrackerSetup
-    readonly roots: ReadonlyArray<string>
-    readonly repositoryFor: (dir: string) => Effect.Effect<{ readonly root: string } | undefined>
-  },
-  call: ToolCall,
-) =>
-  Effect.gen(function* () {
-    const command = asString(asRecord(call.input).command)
-    if (call.name !== "Bash" || call.status !== "Completed" || command === undefined) return
-    const pushes = pushesIn(command)
-    if (pushes.length === 0) return
-    const settings = yield* ctx.setup.push
-    if (!settings.enabled) return
-    for (const root of ctx.roots)
-      for (const push of pushes) {
-        // The shell's folder is not known: a push goes to each edited repository that has its remote.
-        if (push.dir?.startsWith("/") && (yield* ctx.repositoryFor(push.dir))?.root !== root) continue
-        yield* pushNotesFor(ctx.git, root, push, settings.timeoutMs, ctx.setup.notice)
-      }
-  })
-
 export const makeTracker = (setup: TrackerSetup) =>
   Effect.gen(function* () {
     const git = setup.git ?? (yield* brokerGit)
@@ -115,7 +85,7 @@ export const makeTracker = (setup: TrackerSetup) =>
     /** Host task id → the subagent's type and model. */
     const tasks = new Map<string, { name: string; model?: string }>()
     /** Repository root → the HEAD last seen there. */
-    const heads = new Map<string, string | undefined>()
+    const heads: Heads = new Map()
     const queue = yield* Queue.unbounded<Item>()
     const scope = yield* Scope.Scope
     const lookup = repositoryLookup(git)
@@ -132,27 +102,18 @@ export const makeTracker = (setup: TrackerSetup) =>
       return taskId === undefined ? MAIN_AGENT : (tasks.get(taskId)?.name ?? "subagent")
     }
 
-    const refreshHeads = (at: HeadsAt | undefined) =>
-      Effect.gen(function* () {
-        for (const root of yield* watched(at === undefined)) {
-          const head = yield* headAt(at, root)
-          // No answer: the HEAD seen last stands (a fresh guess would take older commits for new ones).
-          if (head !== UNKNOWN) heads.set(root, head)
-        }
-      })
+    const refreshAt = (at: HeadsAt | undefined) =>
+      Effect.flatMap(watched(at === undefined), (roots) =>
+        refreshHeads(heads, roots, (root) => headAt(at, root)),
+      )
 
     const onEdit = (event: AgentEvent, call: ToolCall) =>
       Effect.gen(function* () {
         const wrote = writtenBy(call)
         if (wrote === undefined) return
-        const repo = yield* repositoryFor(dirname(wrote.path))
-        if (repo === undefined) return
         const agent = agentOf(event, call)
-        if (!heads.has(repo.root)) {
-          const head = yield* headOf(git, repo.root)
-          if (head !== UNKNOWN) heads.set(repo.root, head)
-        }
-        remember(prints, repo.root, `${repo.prefix}${basename(wrote.path)}`, wrote.lines, agent)
+        const repo = yield* rememberEdit({ git, heads, prints, repositoryFor }, wrote, agent)
+        if (repo === undefined) return
         const model =
           agent === MAIN_AGENT ? setup.model() : tasks.get(call.task_id ?? event.task_id ?? "")?.model
         agents[agent] = model === undefined ? (agents[agent] ?? {}) : { model }
@@ -170,22 +131,9 @@ export const makeTracker = (setup: TrackerSetup) =>
       notice: setup.notice,
     }
 
-    /** Record every commit HEAD gained in each repository since it was last seen. */
+    /** Record every commit HEAD gained in each edited repository since it was last seen. */
     const checkCommits = (at: HeadsAt | undefined) =>
-      Effect.gen(function* () {
-        for (const root of Object.keys(prints)) {
-          const seen = heads.has(root)
-          const before = heads.get(root)
-          const now = yield* headAt(at, root)
-          // No answer: looked at again after the next tool call or at the run's end.
-          if (now === UNKNOWN) continue
-          heads.set(root, now)
-          // Never seen (no run start since this tracker began): what HEAD holds is not this run's.
-          if (!seen || now === undefined || now === before) continue
-          for (const sha of yield* commitsBetween(git, root, before, now))
-            yield* noteCommit(noting, root, sha)
-        }
-      })
+      noteNewCommits(noting, heads, Object.keys(prints), (root) => headAt(at, root))
 
     const handle = (event: AgentEvent, at: HeadsAt | undefined) =>
       Effect.gen(function* () {
@@ -199,7 +147,7 @@ export const makeTracker = (setup: TrackerSetup) =>
               })
             return
           case "RunStarted":
-            return yield* refreshHeads(at)
+            return yield* refreshAt(at)
           case "RunEnded":
             return yield* checkCommits(at)
           case "ToolCallFinished": {
@@ -207,7 +155,10 @@ export const makeTracker = (setup: TrackerSetup) =>
             if (writtenBy(call) !== undefined) return yield* onEdit(event, call)
             if (QUIET_KINDS.has(call.kind) || call.kind === "edit") return
             yield* checkCommits(at)
-            return yield* pushAfter({ git, setup, roots: Object.keys(prints), repositoryFor }, call)
+            return yield* pushAfter(
+              { git, roots: Object.keys(prints), settings: setup.push, repositoryFor, notice: setup.notice },
+              call,
+            )
           }
           default:
             return

@@ -9,7 +9,8 @@
 import fc from "fast-check"
 import { z } from "zod"
 import { describe, expect, it } from "vitest"
-import { applyMutations, mutationArb, recordings } from "../bench/fuzz-kit.ts"
+import { applyMutations, mutationArb } from "../testkit/fuzz-kit.ts"
+import { recordings } from "../testkit/recordings.ts"
 import { compileCheck } from "./check.ts"
 import { frameSchemasChecked } from "../wire.ts"
 

@@ -36,7 +36,6 @@ import type { AgentInfo } from "../../sdk/protocol.ts"
 import type { Host } from "../core/host.ts"
 import { type SpawnedPlugin, spawnPluginChild } from "../plugin-process/spawn.ts"
 import type { DemoWorld } from "../tui/demo-env.ts"
-import { loginPath } from "../tui/login.ts"
 import type { BatchedStdio } from "./stdout.ts"
 // Only node: modules and light files above: the plugin process is spawned before the host (effect,
 // zod) is imported, so the child's start overlaps the host's loading. The ACP side (the SDK, its
@@ -80,15 +79,12 @@ const version = (): string => {
 }
 
 /**
- * The plugin process's heap: young generation capped at 1 MB a half (V8's
- * default grows to 16), measured by `npm run bench -- acp`: −5 MB idle,
- * −25 MB through a long session/load, no measurable cost in time; larger
- * halves (2, 4, 8 MB, or V8's own) did not make the read cheaper
- * (docs/performance-log.md, `acp`, the `acp8` pass). A 64 MB first heap
- * limit, as the terminal front end's plugin process has: a fresh process's
- * first long read then runs fewer mark-compacts (its CPU −30–40 ms of
- * ~220, +2–4 MB at its peak).
- * CVG_ACP_PLUGIN_V8 replaces both (the flags child-flags.ts admits; "" for V8's defaults).
+ * The plugin process's heap: the young generation capped at 1 MB a half
+ * (less memory idle and through a long session/load, no cost in time:
+ * `npm run bench -- acp`), and a 64 MB first heap limit, as the terminal
+ * front end's plugin process has (fewer mark-compacts in a fresh process's
+ * first long read). CVG_ACP_PLUGIN_V8 replaces both (the flags
+ * child-flags.ts admits; "" for V8's defaults).
  */
 const PLUGIN_V8_FLAGS = (process.env.CVG_ACP_PLUGIN_V8 ?? "--max-semi-space-size=1 --initial-heap-size=64")
   .split(" ")
@@ -154,10 +150,7 @@ const rememberInfo = (dataDir: string, agentId: string) => (info: AgentInfo) => 
 
 const login = (): Promise<number> =>
   new Promise((done) => {
-    const child = spawn("claude", ["auth", "login"], {
-      stdio: "inherit",
-      env: { ...process.env, PATH: loginPath(process.env.PATH) },
-    })
+    const child = spawn("claude", ["auth", "login"], { stdio: "inherit", env: process.env })
     child.on("error", (error) => {
       say(`claude auth login could not start: ${error.message}`)
       done(1)
@@ -208,7 +201,8 @@ const main = async (): Promise<number> => {
     world = await startDemoWorld(pluginDir, { keep: values.keep === true })
     env = { ...world.env }
     agentId = world.agentId
-    dataDir = world.dataDir
+    // --data keeps the demo's chats (and so its session list) across starts.
+    dataDir = values.data ? resolve(values.data) : world.dataDir
     starting = startHost({
       pluginDir,
       home: world.home,
@@ -229,7 +223,8 @@ const main = async (): Promise<number> => {
       values.data ??
         join(process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "convergence-claude"),
     )
-    env = { ...process.env, PATH: loginPath(process.env.PATH) }
+    // The user's own `claude`, found on their PATH (the pinned one is the demo's and the tests').
+    env = { ...process.env }
     starting = startHost({
       pluginDir,
       dataDir,
@@ -295,6 +290,8 @@ const main = async (): Promise<number> => {
       rememberInfo(dataDir, agentId)(info)
     },
     version: version(),
+    // The legacy terminal sign-in runs this very entry again with --login.
+    selfCommand: { command: process.execPath, args: [...process.execArgv, process.argv[1]!] },
     log: say,
     debug,
     autoContinue,

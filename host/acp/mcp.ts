@@ -4,9 +4,10 @@
  * launch knobs), so the front end passes a session's servers by setting it,
  * next to the user's own value, before the session's process starts.
  *
- * Only `http` and `sse` servers pass: a `stdio` server is a command the
- * client names, and the CLI would start it outside the host's process grant.
- * Refused servers are named so the session can say so.
+ * `stdio`, `http` and `sse` servers pass: the client is the user, and the
+ * CLI already starts the commands `CLAUDE_MCP_CONFIG` names. A stdio server
+ * that cannot start is the CLI's to report (the plugin names it in a
+ * notice); a transport the CLI has no config for is refused and named.
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import { quote } from "shell-quote"
@@ -21,7 +22,15 @@ export const mcpConfigOf = (servers: ReadonlyArray<acp.McpServer> | undefined): 
   const passed: Record<string, unknown> = {}
   const refused: string[] = []
   for (const server of servers ?? []) {
-    if ("type" in server && (server.type === "http" || server.type === "sse")) {
+    if (!("type" in server) || server.type === undefined || (server.type as string) === "stdio") {
+      const stdio = server as acp.McpServerStdio
+      passed[server.name] = {
+        type: "stdio",
+        command: stdio.command,
+        args: stdio.args ?? [],
+        ...(stdio.env?.length ? { env: Object.fromEntries(stdio.env.map((e) => [e.name, e.value])) } : {}),
+      }
+    } else if (server.type === "http" || server.type === "sse") {
       passed[server.name] = {
         type: server.type,
         url: server.url,

@@ -9,6 +9,8 @@ import type * as acp from "@agentclientprotocol/sdk/unstable"
 import type { AgentInfo, AgentOption, OptionChoice } from "../../sdk/protocol.ts"
 
 export const APPROVAL_OPTION = "approval_mode"
+/** Plan mode, a toggle beside the approval mode (the plugin's). */
+export const PLAN_OPTION = "plan_mode"
 const MODEL_OPTION = "model"
 const EFFORT_OPTION = "effort"
 
@@ -51,8 +53,23 @@ const choicesFor = (option: AgentOption, values: OptionValues): ReadonlyArray<Op
   return option.choices ?? []
 }
 
-/** Every option but the approval mode (that one is the ACP mode), with its current value. */
-export const configOptionsOf = (info: AgentInfo, values: OptionValues): acp.SessionConfigOption[] =>
+/** A toggle for a client that did not declare boolean options: a select of these two. */
+const TOGGLE_CHOICES = [
+  { value: "true", name: "On" },
+  { value: "false", name: "Off" },
+]
+
+/**
+ * Every option but the approval mode (that one is the ACP mode), with its
+ * current value. Toggles are `boolean` options only for a client that
+ * declared `session.configOptions.boolean` (the spec forbids them
+ * otherwise); for any other they are selects of "true" and "false".
+ */
+export const configOptionsOf = (
+  info: AgentInfo,
+  values: OptionValues,
+  booleans = false,
+): acp.SessionConfigOption[] =>
   info.options
     .filter((o) => o.id !== APPROVAL_OPTION)
     .flatMap((o): acp.SessionConfigOption[] => {
@@ -65,9 +82,9 @@ export const configOptionsOf = (info: AgentInfo, values: OptionValues): acp.Sess
       }
       if (o.kind === "toggle") {
         const value = values[o.id]
-        return [
-          { ...base, type: "boolean", currentValue: typeof value === "boolean" ? value : o.default === true },
-        ]
+        const on = typeof value === "boolean" ? value : o.default === true
+        if (booleans) return [{ ...base, type: "boolean", currentValue: on }]
+        return [{ ...base, type: "select", currentValue: String(on), options: TOGGLE_CHOICES }]
       }
       const choices = choicesFor(o, values)
       if (choices.length === 0) return []
@@ -104,9 +121,19 @@ export const checkValue = (
 ): { readonly value: string | boolean } | { readonly error: string } => {
   const option = info.options.find((o) => o.id === optionId)
   if (!option) return { error: `no option ${optionId} (have: ${info.options.map((o) => o.id).join(", ")})` }
-  if (option.kind === "toggle")
-    return typeof value === "boolean" ? { value } : { error: `${optionId} takes true or false` }
+  if (option.kind === "toggle") {
+    // Clients send what they have: a boolean, or its word (acpx's `set thinking false` sends "false").
+    const word = typeof value === "string" ? value.trim().toLowerCase() : undefined
+    if (typeof value === "boolean") return { value }
+    if (word !== undefined && ["true", "on", "yes", "1"].includes(word)) return { value: true }
+    if (word !== undefined && ["false", "off", "no", "0"].includes(word)) return { value: false }
+    return { error: `${optionId} takes true or false` }
+  }
   const choices = optionId === APPROVAL_OPTION ? (option.choices ?? []) : choicesFor(option, values)
+  if (choices.length === 0)
+    return {
+      error: `${optionId} has no choices for ${typeof values[MODEL_OPTION] === "string" ? `the model ${values[MODEL_OPTION]}` : "this model"}`,
+    }
   if (typeof value === "string" && choices.some((c) => c.value === value)) return { value }
   const model =
     optionId === MODEL_OPTION && typeof value === "string"

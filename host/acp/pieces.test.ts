@@ -67,12 +67,19 @@ describe("options", () => {
       currentModeId: "supervised",
       availableModes: [{ id: "supervised" }, { id: "full" }],
     })
-    const config = configOptionsOf(info, { model: "claude-haiku-5-5", thinking: false })
+    const config = configOptionsOf(info, { model: "claude-haiku-5-5", thinking: false }, true)
     expect(config.map((o) => [o.id, o.type, o.currentValue])).toEqual([
       ["model", "select", "claude-haiku-5-5"],
       ["effort", "select", "low"],
       ["thinking", "boolean", false],
     ])
+    // A client that did not declare boolean options gets a toggle as a select of "true" and "false".
+    const plain = configOptionsOf(info, { model: "claude-haiku-5-5", thinking: false })
+    expect(plain.find((o) => o.id === "thinking")).toMatchObject({
+      type: "select",
+      currentValue: "false",
+      options: [{ value: "true" }, { value: "false" }],
+    })
     // Effort follows the model: ultracode only where the model has xhigh.
     const effort = (model: string) =>
       (
@@ -87,7 +94,21 @@ describe("options", () => {
   it("checks values: aliases resolve, unknown values and wrong types are refused", () => {
     expect(checkValue(info, {}, "model", "haiku")).toEqual({ value: "claude-haiku-5-5" })
     expect(checkValue(info, {}, "model", "gpt")).toHaveProperty("error")
-    expect(checkValue(info, {}, "thinking", "yes")).toEqual({ error: "thinking takes true or false" })
+    // A toggle takes a boolean or its word (acpx sends "false"); anything else is refused.
+    expect(checkValue(info, {}, "thinking", "false")).toEqual({ value: false })
+    expect(checkValue(info, {}, "thinking", "On")).toEqual({ value: true })
+    expect(checkValue(info, {}, "thinking", "maybe")).toEqual({ error: "thinking takes true or false" })
+    // A model with no effort levels says so, not "takes one of" an empty list.
+    expect(
+      checkValue(
+        { ...info, options: [...info.options, { id: "speed", label: "Speed", kind: "select", choices: [] }] },
+        { model: "claude-haiku-5-5" },
+        "speed",
+        "high",
+      ),
+    ).toEqual({
+      error: "speed has no choices for the model claude-haiku-5-5",
+    })
     expect(checkValue(info, { model: "claude-haiku-5-5" }, "effort", "ultracode")).toHaveProperty("error")
     expect(checkValue(info, {}, "nope", 1)).toHaveProperty("error")
   })
@@ -178,7 +199,7 @@ describe("approvals and questions", () => {
 })
 
 describe("MCP servers", () => {
-  it("passes http and sse servers as one --mcp-config, refuses stdio", () => {
+  it("passes stdio, http and sse servers as one --mcp-config, refuses other transports", () => {
     const config = mcpConfigOf([
       {
         type: "http",
@@ -187,15 +208,19 @@ describe("MCP servers", () => {
         headers: [{ name: "Authorization", value: "Bearer t" }],
       },
       { type: "sse", name: "events", url: "https://y/sse", headers: [] },
-      { name: "local", command: "/bin/evil", args: [], env: [] },
+      { name: "local", command: "/bin/tool", args: ["--serve"], env: [{ name: "TOKEN", value: "t" }] },
+      { name: "bare", command: "tool2", args: [], env: [] },
+      { type: "acp", name: "inproc", id: "x" } as never,
     ])
     expect(JSON.parse(config.json!)).toEqual({
       mcpServers: {
         docs: { type: "http", url: "https://x/mcp", headers: { Authorization: "Bearer t" } },
         events: { type: "sse", url: "https://y/sse" },
+        local: { type: "stdio", command: "/bin/tool", args: ["--serve"], env: { TOKEN: "t" } },
+        bare: { type: "stdio", command: "tool2", args: [] },
       },
     })
-    expect(config.refused).toEqual(["local"])
+    expect(config.refused).toEqual(["inproc"])
   })
 
   it("sets CLAUDE_MCP_CONFIG beside the user's own value, and clears back to it", () => {

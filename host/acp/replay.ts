@@ -17,6 +17,7 @@ import {
   toolCallFinished,
   toolCallStart,
   type UpdateState,
+  PLAN_TOOL,
 } from "./updates.ts"
 
 const textChunk = (
@@ -52,6 +53,8 @@ export function* replayUpdates(
         )
         break
       case "tool_call":
+        // A TodoWrite is its plan item (updates.ts).
+        if (item.call.name === PLAN_TOOL) break
         // A stored call has ended: one message says all of it (a task's call keeps two, below).
         if (item.call.kind !== "task" && !state.calls.has(item.call.id)) {
           state.calls.set(item.call.id, { output: "", parent: inTask })

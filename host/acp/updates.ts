@@ -16,268 +16,30 @@
  *   `recovery_identity`) ride at once in a `session_info_update`'s
  *   `_meta.claudeCode` (`inputDelivery`, `recoveryIdentity`), named by run.
  */
-import type * as acp from "@agentclientprotocol/sdk/unstable"
 import type {
   AgentEvent,
-  PlanEntry,
   RecoveryIdentity,
   RunUsage,
   SessionInfoPayload,
   SkillInfo,
-  TaskInfo,
-  ToolCall,
-  ToolKind,
-  ToolStatus,
-  UsageLimits,
 } from "../../sdk/protocol.ts"
+import { appendTaskText, taskUpdates } from "./task-updates.ts"
+import { cardOutput, isCard } from "./terminal-cards.ts"
+import { parentMeta, planUpdate, textContent, toolCallEnd, toolCallStart } from "./tool-updates.ts"
+import type { Update, UpdateState } from "./update-state.ts"
 
-export type Update = acp.SessionUpdate
-
-/** What one session's mapping remembers between events. */
-export interface UpdateState {
-  /** Tool calls announced so far, by id. */
-  readonly calls: Map<string, CallSeen>
-  /** Text and reasoning that happened inside a task, by task id. */
-  readonly taskText: Map<string, string>
-  /** The item each task's text last came from (a new item starts a new paragraph). */
-  readonly taskItem: Map<string, string>
-  /** The last context figures, for usage_update. */
-  context?: { used: number; size: number }
-  /** The session's cost so far (the CLI's figure is per process). */
-  cost: number
-  /** Cost of the process the last run reported from (a restart begins again at 0). */
-  lastProcessCost: number
-  limits?: UsageLimits
-  /** Numbers the message ids of lines the agent writes itself (notices). */
-  notes: number
-}
-
-interface CallSeen {
-  output: string
-  readonly parent: string | undefined
-}
-
-export const makeUpdateState = (): UpdateState => ({
-  calls: new Map(),
-  taskText: new Map(),
-  taskItem: new Map(),
-  cost: 0,
-  lastProcessCost: 0,
-  notes: 0,
-})
-
-// ---------------------------------------------------------------------------
-// Small pieces
-
-/** `_meta` naming the task a call or chunk happened in. */
-export const parentMeta = (parent: string | undefined, toolName?: string) =>
-  parent !== undefined || toolName !== undefined
-    ? {
-        _meta: {
-          claudeCode: {
-            ...(toolName !== undefined && { toolName }),
-            ...(parent !== undefined && { parentToolUseId: parent }),
-          },
-        },
-      }
-    : {}
-
-/**
- * The plugin's kinds → ACP's. Tasks are `think` (the nearest: work the agent
- * does itself), MCP tools `other`. Claude Code has no delete or move tool:
- * `rm`/`mv` run in Bash, and stay `execute`.
- */
-export const acpKind = (kind: ToolKind): acp.ToolKind => {
-  switch (kind) {
-    case "execute":
-    case "edit":
-    case "read":
-    case "search":
-    case "fetch":
-    case "think":
-      return kind
-    case "task":
-      return "think"
-    case "mcp":
-    case "other":
-      return "other"
-    default: {
-      const never: never = kind
-      return never
-    }
-  }
-}
-
-export const acpStatus = (status: ToolStatus): acp.ToolCallStatus => {
-  switch (status) {
-    case "Running":
-      return "in_progress"
-    case "Completed":
-      return "completed"
-    // ACP has no cancelled status: the call did not complete.
-    case "Failed":
-    case "Cancelled":
-      return "failed"
-    default: {
-      const never: never = status
-      return never
-    }
-  }
-}
-
-const record = (value: unknown): Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {}
-
-const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
-
-/**
- * ACP diffs for an edit: Write has the whole new file; Edit and MultiEdit
- * give the replaced fragments (old and new text), one diff each;
- * NotebookEdit its new cell source.
- */
-export const diffsOf = (call: ToolCall): acp.Diff[] => {
-  const input = record(call.input)
-  const path = call.path ?? str(input.file_path) ?? str(input.notebook_path)
-  if (path === undefined) return []
-  switch (call.name) {
-    case "Write":
-      return [{ path, oldText: null, newText: call.new_text ?? str(input.content) ?? "" }]
-    case "Edit":
-      return [{ path, oldText: str(input.old_string) ?? "", newText: str(input.new_string) ?? "" }]
-    case "MultiEdit":
-      return (Array.isArray(input.edits) ? input.edits : []).map((e) => ({
-        path,
-        oldText: str(record(e).old_string) ?? "",
-        newText: str(record(e).new_string) ?? "",
-      }))
-    case "NotebookEdit":
-      return [{ path, oldText: null, newText: str(input.new_source) ?? "" }]
-    default:
-      return []
-  }
-}
-
-const locationsOf = (call: ToolCall): acp.ToolCallLocation[] => {
-  const input = record(call.input)
-  const path = call.path ?? str(input.file_path) ?? str(input.notebook_path)
-  return path?.startsWith("/") ? [{ path }] : []
-}
-
-const textContent = (text: string): acp.ToolCallContent => ({
-  type: "content",
-  content: { type: "text", text },
-})
-
-/** What a finished call shows: its diffs, then its output (with the exit code of a command that failed). */
-const finishedContent = (call: ToolCall, streamed: string): acp.ToolCallContent[] => {
-  const out: acp.ToolCallContent[] = diffsOf(call).map((d) => ({ type: "diff", ...d }))
-  const text = call.output_text ?? (streamed === "" ? undefined : streamed)
-  const exit = call.exit_code !== undefined && call.exit_code !== 0 ? `\n(exit code ${call.exit_code})` : ""
-  if (text !== undefined && text !== "") out.push(textContent(`${text}${exit}`))
-  else if (exit !== "") out.push(textContent(exit.trim()))
-  return out
-}
-
-/** The `tool_call` that announces a call. */
-export const toolCallStart = (call: ToolCall, parent: string | undefined): Update => {
-  const diffs = diffsOf(call).map((d): acp.ToolCallContent => ({ type: "diff", ...d }))
-  return {
-    sessionUpdate: "tool_call",
-    toolCallId: call.id,
-    title: call.title,
-    kind: acpKind(call.kind),
-    status: call.status === "Running" ? "in_progress" : acpStatus(call.status),
-    rawInput: call.input,
-    ...(diffs.length > 0 && { content: diffs }),
-    ...(locationsOf(call).length > 0 && { locations: locationsOf(call) }),
-    ...parentMeta(parent, call.name),
-  }
-}
-
-/** The `tool_call_update` that closes a call: status, content, raw output, exit code. */
-export const toolCallEnd = (call: ToolCall, parent: string | undefined, streamed = ""): Update => {
-  const content = finishedContent(call, streamed)
-  return {
-    sessionUpdate: "tool_call_update",
-    toolCallId: call.id,
-    status: acpStatus(call.status),
-    ...(content.length > 0 && { content }),
-    ...(call.output !== undefined && { rawOutput: call.output }),
-    _meta: {
-      claudeCode: {
-        toolName: call.name,
-        ...(parent !== undefined && { parentToolUseId: parent }),
-        ...(call.exit_code !== undefined && { exitCode: call.exit_code }),
-      },
-    },
-  }
-}
-
-/**
- * A call that has already ended, in one `tool_call` (a stored chat's calls):
- * what its announcement and its `tool_call_update` would leave a client
- * with, in half the messages.
- */
-export const toolCallFinished = (call: ToolCall, parent: string | undefined): Update => {
-  const { content: _announced, ...start } = toolCallStart(call, parent) as Extract<
-    Update,
-    { sessionUpdate: "tool_call" }
-  >
-  const end = toolCallEnd(call, parent) as Extract<Update, { sessionUpdate: "tool_call_update" }>
-  return {
-    ...start,
-    status: acpStatus(call.status),
-    ...(end.content !== undefined && end.content !== null && { content: end.content }),
-    ...(end.rawOutput !== undefined && { rawOutput: end.rawOutput }),
-    ...(end._meta && { _meta: end._meta }),
-  }
-}
-
-export const planUpdate = (entries: ReadonlyArray<PlanEntry>, parent?: string): Update => ({
-  sessionUpdate: "plan",
-  entries: entries.map((e) => ({ content: e.content, status: e.status, priority: "medium" })),
-  ...parentMeta(parent),
-})
-
-const TASK_STATUS: Readonly<Record<TaskInfo["status"], acp.ToolCallStatus>> = {
-  Running: "in_progress",
-  Waiting: "pending",
-  Completed: "completed",
-  Failed: "failed",
-  Cancelled: "failed",
-}
-
-/** A task's title as a call title: its kind of agent and what it does. */
-const taskTitle = (task: TaskInfo): string =>
-  task.workflow ? `Workflow: ${task.title}` : task.name ? `${task.name}: ${task.title}` : task.title
-
-/** The task's status line and summary, in the meta and as the call's text. */
-const taskMeta = (task: TaskInfo) => ({
-  claudeCode: {
-    toolName: task.workflow ? "Workflow" : "Agent",
-    ...(task.parent_task_id !== undefined && { parentToolUseId: task.parent_task_id }),
-    task: {
-      status: task.status,
-      ...(task.name !== undefined && { name: task.name }),
-      ...(task.model !== undefined && { model: task.model }),
-      ...(task.summary !== undefined && { summary: task.summary }),
-      ...(task.activity !== undefined && { activity: task.activity }),
-      ...(task.usage !== undefined && { usage: task.usage }),
-      ...(task.phase !== undefined && { phase: task.phase }),
-      ...(task.background !== undefined && { background: task.background }),
-    },
-  },
-})
-
-const taskContent = (task: TaskInfo, inner: string | undefined): acp.ToolCallContent[] => {
-  const parts = [inner, task.summary ?? task.activity].filter((p): p is string => p !== undefined && p !== "")
-  return parts.length > 0 ? [textContent(parts.join("\n\n"))] : []
-}
-
-// ---------------------------------------------------------------------------
-// The live mapping
+export { clientShows, makeUpdateState, type Update, type UpdateState } from "./update-state.ts"
+export {
+  acpKind,
+  acpStatus,
+  diffsOf,
+  parentMeta,
+  planUpdate,
+  toolCallEnd,
+  toolCallFinished,
+  toolCallStart,
+} from "./tool-updates.ts"
+export { taskUpdates } from "./task-updates.ts"
 
 const usageUpdate = (state: UpdateState): Update | undefined => {
   if (state.context === undefined) return undefined
@@ -328,6 +90,18 @@ const chunk = (
 export const note = (state: UpdateState, text: string): Update =>
   chunk("agent_message_chunk", `\n\n> ${text}\n\n`, `note-${++state.notes}`)
 
+/** A `notice` update, for a client that declared `session.notices`: its first line the title. */
+export const notice = (severity: "info" | "warning" | "error", text: string): Update => {
+  const [title = text, ...rest] = text.split("\n")
+  const description = rest.join("\n").trim()
+  return {
+    sessionUpdate: "notice",
+    severity,
+    title: title.trim() || text,
+    ...(description && { description }),
+  }
+}
+
 /** A recovery fact for the client's own policy: session metadata only (ACP v1 has no field for it). */
 const recoveryMeta = (claudeCode: Record<string, unknown>): Update => ({
   sessionUpdate: "session_info_update",
@@ -361,6 +135,57 @@ export const inputDeliveryUpdate = (event: InputDelivery): Update =>
     },
   })
 
+type CallEvent = Extract<AgentEvent, { type: "ToolCallStarted" | "output_delta" | "ToolCallFinished" }>
+
+/**
+ * A tool call's start, output and end. A TodoWrite is shown as the plan it
+ * carries (its Plan event), not as a call as well: the call's text is the
+ * CLI's note to the model. A command is a terminal card for a client that
+ * shows them (terminal-cards.ts).
+ */
+const callUpdates = (state: UpdateState, event: CallEvent): Update[] => {
+  const parent = event.task_id
+  const cards = state.client.terminalCards
+  if (event.type === "output_delta") {
+    const seen = state.calls.get(event.tool_call_id)
+    if (!seen) return []
+    seen.output += event.text
+    if (seen.card) return [cardOutput(event.tool_call_id, event.text)]
+    return [
+      {
+        sessionUpdate: "tool_call_update",
+        toolCallId: event.tool_call_id,
+        content: [textContent(seen.output)],
+        ...parentMeta(seen.parent),
+      },
+    ]
+  }
+  const call = event.call
+  if (call.name === PLAN_TOOL) return []
+  const card = cards && isCard(call)
+  if (event.type === "ToolCallStarted") {
+    if (state.calls.has(call.id)) return []
+    state.calls.set(call.id, { output: "", parent, card })
+    return [toolCallStart(call, parent, cards)]
+  }
+  const seen = state.calls.get(call.id)
+  const out: Update[] = []
+  if (!seen) {
+    out.push(toolCallStart({ ...call, status: "Running" }, parent, cards))
+    state.calls.set(call.id, { output: "", parent, card })
+  }
+  // A card's output streamed as it came; one that came only at the end goes before the exit.
+  if (card && !seen?.output && call.output_text) out.push(cardOutput(call.id, call.output_text))
+  // A task's call shows the task (its work and summary), not the CLI's hand-back text.
+  const end = toolCallEnd(call, seen?.parent ?? parent, seen?.output ?? "", cards)
+  if (call.kind === "task" && end.sessionUpdate === "tool_call_update") delete end.content
+  out.push(end)
+  return out
+}
+
+/** The tool whose calls are shown as the plan they carry. */
+export const PLAN_TOOL = "TodoWrite"
+
 /**
  * One agent event → the updates it means. Session-level events (SessionInfo's
  * mode and options) are the session layer's; it passes them through too, for
@@ -382,49 +207,31 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
     }
     case "UserMessage":
       return parent === undefined ? [chunk("user_message_chunk", event.text, event.item_id)] : []
-    case "ToolCallStarted": {
-      if (state.calls.has(event.call.id)) return []
-      state.calls.set(event.call.id, { output: "", parent })
-      return [toolCallStart(event.call, parent)]
-    }
-    case "output_delta": {
-      const seen = state.calls.get(event.tool_call_id)
-      if (!seen) return []
-      seen.output += event.text
-      return [
-        {
-          sessionUpdate: "tool_call_update",
-          toolCallId: event.tool_call_id,
-          content: [textContent(seen.output)],
-          ...parentMeta(seen.parent),
-        },
-      ]
-    }
-    case "ToolCallFinished": {
-      const seen = state.calls.get(event.call.id)
-      const out: Update[] = []
-      if (!seen) {
-        out.push(toolCallStart({ ...event.call, status: "Running" }, parent))
-        state.calls.set(event.call.id, { output: "", parent })
-      }
-      // A task's call shows the task (its work and summary), not the CLI's hand-back text.
-      const end = toolCallEnd(event.call, seen?.parent ?? parent, seen?.output ?? "")
-      if (event.call.kind === "task" && end.sessionUpdate === "tool_call_update") delete end.content
-      out.push(end)
-      return out
-    }
+    case "ToolCallStarted":
+    case "output_delta":
+    case "ToolCallFinished":
+      return callUpdates(state, event)
     case "Plan":
       return [planUpdate(event.entries, parent)]
     case "Task":
       return taskUpdates(state, event.task)
     case "Compacted":
-      return [note(state, "*(The conversation was compacted.)*")]
+      return state.client.compaction
+        ? [
+            {
+              sessionUpdate: "compaction_update",
+              compactionId: `compaction-${++state.notes}`,
+              status: "completed",
+            },
+          ]
+        : [note(state, "*(The conversation was compacted.)*")]
     case "Notice":
+      if (state.client.notices) return [notice(event.level, event.text)]
       return event.level === "info"
         ? []
         : [note(state, `${event.level === "error" ? "✗" : "⚠"} ${event.text}`)]
     case "usage_blocked":
-      return [note(state, `✗ ${event.message}`)]
+      return state.client.notices ? [notice("error", event.message)] : [note(state, `✗ ${event.message}`)]
     case "Skills":
       return [commandsUpdate(event.skills)]
     case "UsageLimits": {
@@ -456,50 +263,4 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
       return never
     }
   }
-}
-
-/** Text said inside a task joins that task's call content. */
-const appendTaskText = (state: UpdateState, taskId: string, itemId: string, text: string): Update[] => {
-  const before = state.taskText.get(taskId) ?? ""
-  const gap = before !== "" && state.taskItem.get(taskId) !== itemId ? "\n\n" : ""
-  state.taskItem.set(taskId, itemId)
-  const so = before + gap + text
-  state.taskText.set(taskId, so)
-  if (!state.calls.has(taskId)) return []
-  return [
-    {
-      sessionUpdate: "tool_call_update",
-      toolCallId: taskId,
-      content: [textContent(so)],
-    },
-  ]
-}
-
-/** A task as its call: announced when no call carried it (workflow agents), then its status and summary. */
-export const taskUpdates = (state: UpdateState, task: TaskInfo): Update[] => {
-  const out: Update[] = []
-  const inner = state.taskText.get(task.id)
-  if (!state.calls.has(task.id)) {
-    state.calls.set(task.id, { output: "", parent: task.parent_task_id })
-    out.push({
-      sessionUpdate: "tool_call",
-      toolCallId: task.id,
-      title: taskTitle(task),
-      kind: "think",
-      status: TASK_STATUS[task.status],
-      rawInput: task.prompt !== undefined ? { prompt: task.prompt } : {},
-      _meta: taskMeta(task),
-    })
-    return out
-  }
-  const content = taskContent(task, inner)
-  out.push({
-    sessionUpdate: "tool_call_update",
-    toolCallId: task.id,
-    title: taskTitle(task),
-    status: TASK_STATUS[task.status],
-    ...(content.length > 0 && { content }),
-    _meta: taskMeta(task),
-  })
-  return out
 }

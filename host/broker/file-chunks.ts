@@ -1,7 +1,7 @@
 /**
  * A file's bytes as a stream of chunks, read synchronously from an open
  * descriptor: what the broker's `fs.stream` gives (fs-broker.ts), and the
- * benchmarks' own `Fs` too (bench/node-fs.ts), so both read alike.
+ * tests' and benchmarks' own `Fs` too (testkit/node-fs.ts), so both read alike.
  *
  * Rules it keeps:
  * - every chunk is a fresh buffer the consumer owns (a chunk may be held or
@@ -12,14 +12,13 @@
  *   again and again, and a long read costs no fresh memory per chunk (no page
  *   faults, no external memory for the collector to chase); that buffer goes
  *   to the next lent stream once this one has ended (the caller is done with
- *   a lent chunk when it pulls again, and the end is a pull), so a session's
- *   233 agent files cost one buffer, not 233 waiting for a collection;
+ *   a lent chunk when it pulls again, and the end is a pull), so many files
+ *   read one after another cost one buffer, not one each waiting for a collection;
  * - a pull reads one chunk with a positional `readSync`: no thread-pool
  *   round trip and no read-ahead, so the stream holds one chunk at a time
- *   and the reader never waits idle for the pool (measured: a 93 MB session
- *   read 134-173 ms through `createReadStream`, 86-90 ms this way);
+ *   and the reader never waits idle for the pool;
  * - after `YIELD_EVERY` chunks a pull lets the event loop turn first, so a
- *   1 GB file never holds the host for more than a few milliseconds;
+ *   long read never holds the host's event loop for long;
  * - a read error ends the stream where it got to (the file vanished or
  *   failed mid-read), and `close` runs once however the stream ends.
  */
@@ -77,7 +76,7 @@ export const fileChunks = (
         const chunk: Uint8Array = n === chunkBytes ? buffer : buffer.subarray(0, n)
         return Effect.succeed([chunk] as const)
       })
-      // The global setImmediate: `node:timers/promises` loads and compiles on its first call (~2 ms of a 10 MB read).
+      // The global setImmediate: `node:timers/promises` loads and compiles on its first call.
       const afterATurn = Effect.andThen(
         Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
         readChunk,

@@ -94,11 +94,9 @@ export const openJsonStorage = async (
     get: (key) => Effect.sync(() => structuredClone(values.get(key))),
     set: (key, value) =>
       change(() => {
-        // A string survives a restart as it is (JSON keeps every code unit; a
-        // plugin's caches are large strings: copying them twice cost a 50,000-
-        // session list's cache 81 ms of the host, `npm run bench -- storage`).
-        // Anything else takes a JSON round trip: what is kept is exactly what
-        // survives a restart.
+        // A string survives a restart as it is (JSON keeps every code unit), so
+        // a plugin's large cached strings are not copied twice. Anything else
+        // takes a JSON round trip: what is kept is exactly what survives a restart.
         if (typeof value === "string") return void values.set(key, value)
         const json = value === undefined ? undefined : JSON.stringify(value)
         if (json === undefined) values.delete(key)

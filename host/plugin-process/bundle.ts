@@ -21,15 +21,36 @@
  */
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import type { BuildOptions } from "esbuild"
-import { CODE_FLAGS, cacheFlags, codeCachePath } from "./child-flags.ts"
+import { CODE_FLAGS, codeCachePath, heapFlags } from "./child-flags.ts"
 import { codeCacheSupported } from "./code-cache.ts"
 
 // Two folders up from here, and from the ACP front end's bundle (dist/acp/main.mjs) alike.
 const repoRoot = resolve(import.meta.dirname, "../..")
+
+/**
+ * An installed package (`npm pack`) has no esbuild: it ships this plugin's
+ * two files prebuilt (scripts/build-acp.mjs, dist/plugin-process/), used
+ * only there, so a checkout always runs its current sources.
+ */
+const prebuiltFor = (mainPath: string): PluginCode | undefined => {
+  const dir = join(repoRoot, "dist", "plugin-process")
+  if (esbuildVersion !== "none" || mainPath !== join(repoRoot, "main.ts")) return undefined
+  const code = { entry: join(dir, "child.mjs"), bundle: join(dir, "plugin.js") }
+  return existsSync(code.entry) && existsSync(code.bundle) ? code : undefined
+}
+
+/** A package.json's text, or one saying "none" when it cannot be found (an installed package has no esbuild). */
+function readFileSyncOr(path: () => string): string {
+  try {
+    return readFileSync(path(), "utf8")
+  } catch {
+    return '{"version":"none"}'
+  }
+}
 // Where tools keep their caches (ignored by git and Biome), one per checkout.
 const cacheRoot = join(repoRoot, "node_modules", ".cache", "cvg-plugin-process")
 
@@ -49,12 +70,12 @@ interface Stamp {
 
 /**
  * esbuild's version from its package.json: a fresh bundle is the usual case,
- * and loading esbuild itself (~10 ms) only to read its version would put that
- * on every host's way to its plugin process's spawn; `build` is imported when
- * a bundle is stale.
+ * and loading esbuild only to read its version would put that load on every
+ * host's way to its plugin process's spawn; `build` is imported when a
+ * bundle is stale.
  */
 const esbuildVersion = (
-  JSON.parse(readFileSync(createRequire(import.meta.url).resolve("esbuild/package.json"), "utf8")) as {
+  JSON.parse(readFileSyncOr(() => createRequire(import.meta.url).resolve("esbuild/package.json"))) as {
     version: string
   }
 ).version
@@ -132,7 +153,7 @@ writeFileSync(temp, Buffer.concat([createHash("sha256").update(code).digest(), d
 renameSync(temp, out)
 `
 
-/** How long making the cache may take before it is given up (a Node start and one compile: ~0.2 s). */
+/** How long making the cache may take (a Node start and one compile) before it is given up. */
 const MAKE_TIMEOUT_MS = 20_000
 
 /** No cache, or one older than the bundle (made for another front end's flags before a rebuild). */
@@ -144,7 +165,7 @@ const cacheStale = (bundle: string, cache: string): boolean => {
   }
 }
 
-/** Make the code cache of `bundle` under `flags` (cacheFlags; resolves either way: a cache that could not be made is no cache). */
+/** Make the code cache of `bundle` under `flags` (heapFlags; resolves either way: a cache that could not be made is no cache). */
 const makeCodeCache = (bundle: string, flags: ReadonlyArray<string>): Promise<void> =>
   new Promise((done) => {
     // No environment, as the plugin process has none: NODE_OPTIONS could carry flags V8 checks.
@@ -169,7 +190,7 @@ const makeCodeCache = (bundle: string, flags: ReadonlyArray<string>): Promise<vo
 
 /**
  * Both files for the plugin in `pluginDir` whose entry is `main`, built or
- * reused, and the code cache for the child's heap and tier-up flags (`v8Flags` as
+ * reused, and the code cache for the child's heap flags (`v8Flags` as
  * childArgs takes them).
  */
 export const pluginCode = async (
@@ -178,6 +199,8 @@ export const pluginCode = async (
   v8Flags: ReadonlyArray<string> = [],
 ): Promise<PluginCode> => {
   const mainPath = resolve(pluginDir, main)
+  const shipped = prebuiltFor(mainPath)
+  if (shipped) return shipped
   const key = createHash("sha256").update(mainPath).digest("hex").slice(0, 16)
   const entry = join(cacheRoot, "child.mjs")
   const bundle = join(cacheRoot, key, "plugin.js")
@@ -209,7 +232,7 @@ export const pluginCode = async (
     mainFields: ["module", "main"],
     target: "node20",
   })
-  const flags = cacheFlags(v8Flags)
+  const flags = heapFlags(v8Flags)
   if (codeCacheSupported() && (built || cacheStale(bundle, codeCachePath(bundle, flags))))
     await makeCodeCache(bundle, flags)
   return { entry, bundle }

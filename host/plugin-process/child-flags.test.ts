@@ -1,13 +1,6 @@
-/** The plugin process's command line: heap-size and tier-up flags pass, nothing that widens the permission model does. */
+/** The plugin process's command line: heap-size flags pass, nothing that widens the permission model does. */
 import { describe, expect, it } from "vitest"
-import {
-  CODE_FLAGS,
-  cacheFlags,
-  childArgs,
-  DEFAULT_HEAP_FLAGS,
-  PROCESS_FLAGS,
-  permissionFlag,
-} from "./child-flags.ts"
+import { CODE_FLAGS, childArgs, heapFlags, PROCESS_FLAGS, permissionFlag } from "./child-flags.ts"
 
 describe("childArgs", () => {
   it("takes heap-size flags and refuses every other flag a front end passes", () => {
@@ -33,47 +26,29 @@ describe("childArgs", () => {
     ])
   })
 
-  it("starts with a 64 MB first heap limit unless the front end sizes the heap itself", () => {
-    expect(DEFAULT_HEAP_FLAGS).toEqual(["--initial-heap-size=64"])
-    expect(childArgs("/e.mjs", "/b.js").slice(0, 2)).toEqual(["--initial-heap-size=64", permissionFlag()])
-    expect(childArgs("/e.mjs", "/b.js", ["--allow-worker"]).slice(0, 2)).toEqual([
-      "--initial-heap-size=64",
-      permissionFlag(),
-    ])
-    // The ACP front end's young generation of 1 MB is its memory choice: no default beside it.
-    expect(childArgs("/e.mjs", "/b.js", ["--max-semi-space-size=1"]).slice(0, 2)).toEqual([
-      "--max-semi-space-size=1",
-      permissionFlag(),
-    ])
+  it("starts with V8's own heap sizes unless the front end sizes the heap itself", () => {
+    expect(childArgs("/e.mjs", "/b.js")[0]).toBe(permissionFlag())
+    expect(childArgs("/e.mjs", "/b.js", ["--allow-worker"])[0]).toBe(permissionFlag())
     expect(childArgs("/e.mjs", "/b.js", ["--initial-heap-size=32"]).slice(0, 2)).toEqual([
       "--initial-heap-size=32",
       permissionFlag(),
     ])
   })
 
-  it("takes tier-up flags after the heap's, names the code cache by both, and drops every other V8 flag", () => {
+  it("drops every other V8 flag, tier-up ones too, and names the code cache by the heap's alone", () => {
     const chosen = [
       "--max-semi-space-size=1",
       "--always-sparkplug",
       "--no-lazy",
-      "--invocation-count-for-maglev=100",
-      // Not tier-up: what code may do, or a way out.
       "--allow-natives-syntax",
       "--expose-gc",
       "--no-disallow-code-generation-from-strings",
-      "--always-sparkplug --allow-addons",
-      "--invocation-count-for-maglev=1 --allow-worker",
+      "--max-semi-space-size=1 --allow-addons",
     ]
-    const tiers = ["--always-sparkplug", "--no-lazy", "--invocation-count-for-maglev=100"]
-    expect(cacheFlags(chosen)).toEqual(["--max-semi-space-size=1", ...tiers])
-    // With no heap flag of its own, the default heap comes first.
-    expect(cacheFlags(["--always-sparkplug"])).toEqual([...DEFAULT_HEAP_FLAGS, "--always-sparkplug"])
-    const args = childArgs("/e.mjs", "/b.js", chosen)
-    const cache =
-      "/b.js.max-semi-space-size=1,always-sparkplug,no-lazy,invocation-count-for-maglev=100.v8cache"
-    expect(args).toEqual([
+    expect(heapFlags(chosen)).toEqual(["--max-semi-space-size=1"])
+    const cache = "/b.js.max-semi-space-size=1.v8cache"
+    expect(childArgs("/e.mjs", "/b.js", chosen)).toEqual([
       "--max-semi-space-size=1",
-      ...tiers,
       permissionFlag(),
       "--allow-fs-read=/e.mjs",
       "--allow-fs-read=/b.js",

@@ -12,8 +12,8 @@
  *   its flags and the source's length, never the content, so the hash is
  *   what keeps a stale cache of an equal-length bundle from running.
  * - Made by the host (bundle.ts) in a Node of its own under the child's
- *   code, heap and tier-up flags (CODE_FLAGS, cacheFlags), since V8 refuses
- *   a cache made under other flags, one file per heap and tier-up flags;
+ *   code and heap flags (CODE_FLAGS, heapFlags), since V8 refuses a cache
+ *   made under other flags, one file per set of heap flags;
  *   made again whenever the bundle is rebuilt or the file is missing,
  *   written to a temporary file and renamed. It compiles, never runs, the
  *   plugin: the maker has the host's rights.

@@ -42,14 +42,10 @@ const nativeIndexOf = Buffer.prototype.indexOf
 
 /**
  * A piece the lane delivers: a Uint8Array whose search for one byte is
- * Node's native one (a Buffer's, memchr), not V8's element loop, which is
- * ~35x slower on this machine (0.55 against 0.016 ms a MiB, Node 20). A
- * plugin splits what the lane carries into lines with `indexOf(10)` (a
- * transcript read, a CLI's stdout), as it does the host's Buffers
- * in-process; with plain arrays the isolated 85 MB read's plugin CPU was
- * 204 ms against 176 with this (medians of five). Everything else is a
- * Uint8Array's own (a `slice` copies, as a Buffer's would not), and what it
- * makes is plain.
+ * Node's native one (a Buffer's, memchr), not V8's element loop, since a
+ * plugin splits what the lane carries into lines with `indexOf(10)`, as it
+ * does the host's Buffers in-process. Everything else is a Uint8Array's own
+ * (a `slice` copies, as a Buffer's would not), and what it makes is plain.
  */
 export class LaneBytes extends Uint8Array {
   static get [Symbol.species](): Uint8ArrayConstructor {
@@ -134,10 +130,9 @@ const unref = (timer: ReturnType<typeof setTimeout>) => {
  * Read the lane until `readInto` ends, each read's frames handed to
  * `deliver`, whose answer says whether the buffer may be read into again.
  * Fresh buffers come from the collector; buffers whose lent pieces all came
- * back are read into again (a full young generation of 1 MiB survivors was
- * the plugin process's largest cost on a live stdout: docs/performance-log.md,
- * `isolation`, the third live pass);
- * after a second without a read the waiting ones are let go.
+ * back are read into again (fresh 1 MiB buffers a read fill the young
+ * generation with survivors on a live stdout); after a second without a
+ * read the waiting ones are let go.
  */
 export const readLane = (readInto: ReadInto, deliver: (sid: number, piece: Uint8Array) => PieceFate) => {
   // Weak: a buffer whose lent piece is never given back (a reader dropped mid-stream) is just collected.

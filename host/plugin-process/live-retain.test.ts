@@ -5,8 +5,7 @@
  * first replays (JIT, channel and lane buffers warm) the host's heap after a
  * full collection stays where it was, so no event, batch, chunk or lane
  * buffer of a frame outlives the frame. The same check with the host's own
- * event record on fails (it keeps every event), which is what it would catch
- * (docs/performance-log.md, `isolation`, the seventh live pass).
+ * event record on fails (it keeps every event), which is what it would catch.
  */
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
@@ -73,11 +72,10 @@ const median = (values: number[]): number => {
 }
 
 /**
- * The heap's growth over the later replays, and the events each replay brought.
- * One reading after a full collection swings by ~2 MB from replay to replay
- * with nothing kept (0.3-2.0 MB above the first, quiet, up and down), so the
- * growth is the median of the last readings less the median of the first:
- * flat when nothing is kept, ~1.2 MB a replay when every event is.
+ * The heap's growth over the later replays, and the events each replay
+ * brought. One reading after a full collection swings from replay to replay
+ * even with nothing kept, so the growth is the median of the last readings
+ * less the median of the first.
  */
 const growthOverReplays = async (recordEvents: boolean) => {
   world = makeTempWorld("cvg-live-retain-")

@@ -28,7 +28,7 @@ export class SandboxRefusal extends Error {
 const lock = (target: object, key: string, value: unknown) => {
   try {
     // Deleted first: on Node 24 defining over a lazy global (`WebSocket`) first builds the original,
-    // loading undici (31–104 ms of the plugin process's start); a deleted one never is. Same end state.
+    // loading undici into every plugin process's start; a deleted one never is. Same end state.
     Reflect.deleteProperty(target, key)
     Object.defineProperty(target, key, { value, writable: false, configurable: false, enumerable: false })
   } catch {

@@ -153,33 +153,21 @@ const proxyProvider = (peer: Peer, id: string): AgentProvider => {
   } as unknown as AgentProvider
 }
 
-export const startPluginProcess = async (options: PluginProcessOptions): Promise<PluginProcess> => {
-  const { broker } = options
-  const logger = broker.logger
-  const spawned =
-    takeSpawned(options, broker.manifest.main) ??
-    (await spawnPluginChild({
-      pluginDir: options.pluginDir,
-      main: broker.manifest.main,
-      v8Flags: options.v8Flags,
-    }))
-  const { child, pid, stderrLines } = spawned
-
-  const lane = child.stdio[LANE_FD] as Writable
-  // A write racing the child's exit fails quietly: the exit is reported once, below.
+/**
+ * The lane's writer. It stays corked until the event loop's turn ends: what
+ * the turn's reads brought (a CLI's pipe gives several reads a turn while it
+ * streams) leaves in one `writev`, headers and chunks uncopied, and wakes the
+ * child's reader once for them rather than once a chunk.
+ */
+const laneWriter = (lane: Writable) => {
+  // A write racing the child's exit fails quietly: the exit is reported once, by the host.
   lane.on("error", () => {})
-  /**
-   * The lane stays corked until the event loop's turn ends: what the turn's
-   * reads brought (a CLI's pipe gives 64 KiB a read, several a turn while it
-   * streams) leaves in one `writev`, headers and chunks uncopied, and wakes
-   * the child's reader once for them rather than once a chunk.
-   */
   let uncorkQueued = false
   const uncork = () => {
     uncorkQueued = false
     while (lane.writableCorked > 0) lane.uncork()
   }
-  const toLane = (sid: number, chunk: Uint8Array, written?: () => void) => {
+  return (sid: number, chunk: Uint8Array, written?: () => void) => {
     if (lane.destroyed) return written?.()
     if (lane.writableCorked === 0) lane.cork()
     lane.write(frameHeader(sid, chunk.byteLength))
@@ -190,11 +178,17 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
       setImmediate(uncork)
     }
   }
-  const port: Port = {
+}
+
+/** The channel's port to the child: its IPC channel for batches (each checked against the envelope), its lane for bytes. */
+const childPort = (spawned: SpawnedPlugin, broker: HostBroker): Port => {
+  const { child } = spawned
+  const toLane = laneWriter(child.stdio[LANE_FD] as Writable)
+  return {
     sendBytes: (sid, chunk) => toLane(sid, chunk),
     lendBytes: (sid, chunk, written) => toLane(sid, chunk, written),
     post: (batch) => {
-      // A send racing the child's exit fails quietly: the exit is reported once, below.
+      // A send racing the child's exit fails quietly: the exit is reported once, by the host.
       if (child.connected) child.send(batch as Message[], () => {})
     },
     listen: (receive) =>
@@ -202,7 +196,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
         if (envelopeFits(raw)) return receive(raw as Message[])
         const parsed = Envelope.safeParse(raw)
         if (!parsed.success) {
-          logger.log({
+          broker.logger.log({
             source: "host",
             level: "warn",
             message: `${broker.manifest.id}: a malformed message from the plugin process was dropped`,
@@ -214,16 +208,14 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
       }),
     later: (flush) => queueMicrotask(flush),
   }
-  const peer = makePeer(port)
-  const served = serveBroker(peer, broker, (op, error) =>
-    logger.log({
-      source: "host",
-      level: "warn",
-      message: `${broker.manifest.id}: bad arguments for ${op} from the plugin process`,
-      data: { error: String(error) },
-    }),
-  )
+}
 
+/**
+ * The plugin's side of the agent registry: each agent it provides becomes a
+ * proxy in the host's registry, its events go straight to the hub, and what
+ * the sandbox refused is logged. Returns the agents' hosts by id.
+ */
+const serveAgents = (peer: Peer, broker: HostBroker, pid: number): Map<string, AgentHost> => {
   const hosts = new Map<string, AgentHost>()
   peer.handle("agents.provide", async (args) => {
     const { id } = z.object({ id: z.string() }).parse(args)
@@ -259,13 +251,58 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   })
   peer.onNote("sandbox.refused", (args) => {
     const what = String((args as { what?: unknown } | null)?.what ?? "?")
-    logger.log({
+    broker.logger.log({
       source: "broker",
       level: "warn",
       message: `${REFUSED} sandbox: ${what} (the plugin process may not)`,
       data: { capability: "sandbox", what, pid },
     })
   })
+  return hosts
+}
+
+/** A process's resident memory in bytes, from /proc (null where there is none). */
+const rssOf = (pid: number): number | null => {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+    return kb === undefined ? null : Number(kb) * 1024
+  } catch {
+    return null
+  }
+}
+
+/** Disconnect the child (it exits by itself), then SIGTERM and SIGKILL if it lingers; wait for its exit. */
+const endChild = async (child: SpawnedPlugin["child"], exited: Promise<unknown>) => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  if (child.connected) child.disconnect()
+  const term = setTimeout(() => child.kill("SIGTERM"), 1_000)
+  const force = setTimeout(() => child.kill("SIGKILL"), 3_000)
+  await exited
+  clearTimeout(term)
+  clearTimeout(force)
+}
+
+export const startPluginProcess = async (options: PluginProcessOptions): Promise<PluginProcess> => {
+  const { broker } = options
+  const logger = broker.logger
+  const spawned =
+    takeSpawned(options, broker.manifest.main) ??
+    (await spawnPluginChild({
+      pluginDir: options.pluginDir,
+      main: broker.manifest.main,
+      v8Flags: options.v8Flags,
+    }))
+  const { child, pid, stderrLines } = spawned
+  const peer = makePeer(childPort(spawned, broker))
+  const served = serveBroker(peer, broker, (op, error) =>
+    logger.log({
+      source: "host",
+      level: "warn",
+      message: `${broker.manifest.id}: bad arguments for ${op} from the plugin process`,
+      data: { error: String(error) },
+    }),
+  )
+  const hosts = serveAgents(peer, broker, pid)
 
   let stopping = false
   /** Set when the watchdog ended the child: how long it had left a ping unanswered. */
@@ -277,50 +314,34 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     child.kill("SIGKILL")
   })
 
-  const exited = new Promise<PluginExit>((resolve) => {
-    void spawned.exit.then(({ code, signal }) => {
-      watchdog.stop()
-      const exit: PluginExit = {
-        code,
-        signal,
-        stderr: stderrLines.join("\n"),
-        ...(silentFor !== undefined && { unresponsiveMs: silentFor }),
-      }
-      peer.close({
-        _tag: "PluginProcessExited",
-        message: `the plugin process of ${broker.manifest.id} ${exitText(exit, "exited")}`,
-      })
-      for (const id of hosts.keys()) hosts.delete(id)
-      void served.releaseAll().then(() => {
-        if (stopping) return resolve(exit)
-        logger.log({
-          source: "host",
-          level: "error",
-          message: `the plugin process of ${broker.manifest.id} ${exitText(exit)}; its processes were ended, it restarts on the next call`,
-          data: { pid, ...exit },
-        })
-        resolve(exit)
-        options.onExit(exit)
-      })
+  const exited = spawned.exit.then(async ({ code, signal }): Promise<PluginExit> => {
+    watchdog.stop()
+    const exit: PluginExit = {
+      code,
+      signal,
+      stderr: stderrLines.join("\n"),
+      ...(silentFor !== undefined && { unresponsiveMs: silentFor }),
+    }
+    peer.close({
+      _tag: "PluginProcessExited",
+      message: `the plugin process of ${broker.manifest.id} ${exitText(exit, "exited")}`,
     })
+    hosts.clear()
+    await served.releaseAll()
+    if (stopping) return exit
+    logger.log({
+      source: "host",
+      level: "error",
+      message: `the plugin process of ${broker.manifest.id} ${exitText(exit)}; its processes were ended, it restarts on the next call`,
+      data: { pid, ...exit },
+    })
+    // Queued, so a throwing `onExit` cannot turn the exit itself into a failure.
+    queueMicrotask(() => options.onExit(exit))
+    return exit
   })
 
-  /** Disconnect (the child exits by itself), then SIGTERM and SIGKILL if it lingers. */
-  const kill = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    if (child.connected) child.disconnect()
-    const term = setTimeout(() => child.kill("SIGTERM"), 1_000)
-    const force = setTimeout(() => child.kill("SIGKILL"), 3_000)
-    await exited
-    clearTimeout(term)
-    clearTimeout(force)
-  }
-
   try {
-    const params: ActivateParams = {
-      apiVersion: broker.api.apiVersion,
-      paths: broker.api.fs.paths,
-    }
+    const params: ActivateParams = { apiVersion: broker.api.apiVersion, paths: broker.api.fs.paths }
     await Promise.race([
       peer.request("activate", params),
       exited.then((exit) => {
@@ -329,7 +350,7 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
     ])
   } catch (error) {
     stopping = true
-    await kill()
+    await endChild(child, exited)
     await served.releaseAll()
     throw new Error(
       `${broker.manifest.id}: activate failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -339,20 +360,12 @@ export const startPluginProcess = async (options: PluginProcessOptions): Promise
   return {
     pid,
     exited,
-    rssBytes: () => {
-      try {
-        const status = readFileSync(`/proc/${pid}/status`, "utf8")
-        const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1]
-        return kb === undefined ? null : Number(kb) * 1024
-      } catch {
-        return null
-      }
-    },
+    rssBytes: () => rssOf(pid),
     stop: async () => {
       stopping = true
       watchdog.stop()
       await served.releaseAll()
-      await kill()
+      await endChild(child, exited)
     },
   }
 }

@@ -104,7 +104,7 @@ describe("a hostile plugin in its process", () => {
     ])
       expect(refused, what).toContain(what)
     // The lockdown's WebSocket is its refusal, held for good; building Node's own (undici) was never
-    // needed for that (on Node 24 the lockdown used to load undici: 31–104 ms of every plugin start).
+    // needed for that (on Node 24 the lockdown used to load undici into every plugin start).
     const lockdown = host.logger.entries.find((e) => e.source === "plugin" && e.message === "lockdown")
     expect(lockdown?.data).toEqual({
       undiciLoaded: false,
@@ -118,8 +118,7 @@ describe("a hostile plugin in its process", () => {
     expect(pid).toBeGreaterThan(0)
     // It runs under the flags child-flags.ts gives it, Node's own among them (one V8 helper thread).
     const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
-    for (const flag of [...PROCESS_FLAGS, ...CODE_FLAGS, permissionFlag()])
-      expect(commandLine).toContain(flag)
+    for (const flag of [...PROCESS_FLAGS, ...CODE_FLAGS, permissionFlag()]) expect(commandLine).toContain(flag)
   })
 })
 

@@ -151,10 +151,8 @@ const ListEnds = z.object({
  * and reads its files by itself, as for a folder the broker refuses).
  *
  * Why not the broker's `listEnds`: it visits a folder's files in one go, so
- * their records would be held here until the call ended; a large folder had
- * to be asked for sizes only and read again, an lstat and a round trip more
- * a file (50,000 sessions in 1,000-file folders: the isolated cold list
- * twice the in-process one).
+ * their records would be held here until the call ended, and a large folder
+ * would have to be asked for sizes only and every file read again.
  */
 const serveListEnds = async (
   api: PluginApi,
@@ -214,9 +212,7 @@ const pump = (
 /**
  * A stream of lent chunks (each read into the same buffer again) to the
  * plugin: each copied into a pool buffer, no further ahead of the lane
- * than the pool allows. A fresh buffer a chunk cost the isolated 85 MB
- * read 490 ms against 393–413 this way (docs/performance-log.md,
- * `isolation`, third session).
+ * than the pool allows, rather than a fresh buffer a chunk.
  */
 const pumpCopied = (stream: Stream.Stream<Uint8Array>, pool: SlicePool, sink: StreamSink): Promise<void> =>
   pump(stream, sink, async (chunk) => {
@@ -232,28 +228,13 @@ export interface ServedBroker {
   readonly releaseAll: () => Promise<void>
 }
 
-export const serveBroker = (
-  peer: Peer,
-  broker: HostBroker,
-  logBad: (op: string, error: unknown) => void,
-): ServedBroker => {
-  const api = broker.api
+/** Registers a request handler whose BadArguments are logged once, then answered as the error. */
+type Answerer = (op: string, answer: (args: unknown) => unknown) => void
+
+/** `process.*`: each spawned process held in a scope of its own; `release` ends one, the result ends all. */
+const serveProcesses = (peer: Peer, api: PluginApi, handle: Answerer): (() => Promise<void>) => {
   const processes = new Map<number, { readonly scope: Scope.Closeable; readonly handle: ProcessHandle }>()
-  const fileStreams = new Map<number, Stream.Stream<Uint8Array>>()
-  /** The buffers file bytes cross in, and how far reads run ahead of the lane (slice-pool.ts). */
-  const slices = makeSlicePool()
   let nextId = 0
-
-  const handle = (op: string, answer: (args: unknown) => unknown) =>
-    peer.handle(op, (args) => {
-      try {
-        return answer(args)
-      } catch (error) {
-        if (error instanceof BadArguments) logBad(op, error)
-        throw error
-      }
-    })
-
   const processOf = (args: unknown, op: string) => {
     const { handle: id } = parse(Handle, op, args)
     const found = processes.get(id)
@@ -266,14 +247,12 @@ export const serveBroker = (
       }
     return found
   }
-
   const release = async (id: number) => {
     const found = processes.get(id)
     if (!found) return
     processes.delete(id)
     await Effect.runPromise(Scope.close(found.scope, Exit.void))
   }
-
   handle("process.spawn", async (args) => {
     const { command, args: argv, options } = parse(SpawnArgs, "process.spawn", args)
     const scope = await Effect.runPromise(Scope.make())
@@ -298,12 +277,17 @@ export const serveBroker = (
     const { signal } = z.object({ signal: z.enum(["SIGTERM", "SIGKILL", "SIGINT"]).optional() }).parse(args)
     return run(processOf(args, "process.kill").handle.kill(signal))
   })
-  peer.serve("process.stdout", (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink), {
-    bytes: true,
-  })
-  peer.serve("process.stderr", (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink), {
-    bytes: true,
-  })
+  const bytes = { bytes: true }
+  peer.serve(
+    "process.stdout",
+    (args, sink) => pump(processOf(args, "process.stdout").handle.stdout, sink),
+    bytes,
+  )
+  peer.serve(
+    "process.stderr",
+    (args, sink) => pump(processOf(args, "process.stderr").handle.stderr, sink),
+    bytes,
+  )
   handle("process.run", (args) => {
     const { command, args: argv, options } = parse(RunArgs, "process.run", args)
     return run(api.process.run(command, argv, options))
@@ -311,7 +295,15 @@ export const serveBroker = (
   handle("process.which", (args) =>
     run(api.process.which(parse(z.object({ command: z.string() }), "process.which", args).command)),
   )
+  return () => Promise.all([...processes.keys()].map(release)).then(() => undefined)
+}
 
+/** `fs.*`: reads answered, byte streams on the lane through one slice pool; the result forgets the open streams. */
+const serveFiles = (peer: Peer, api: PluginApi, handle: Answerer): (() => void) => {
+  const fileStreams = new Map<number, Stream.Stream<Uint8Array>>()
+  /** The buffers file bytes cross in, and how far reads run ahead of the lane (slice-pool.ts). */
+  const slices = makeSlicePool()
+  let nextToken = 0
   handle("fs.read", (args) => run(api.fs.read(parse(Path, "fs.read", args).path)))
   handle("fs.readRange", (args) => {
     const { path, start, end } = parse(
@@ -333,10 +325,11 @@ export const serveBroker = (
     // Lent: one buffer read into again and again; each chunk is copied into the pool's buffers to cross (pumpCopied).
     const stream = await run(api.fs.stream(path, start, { lend: true }))
     if (stream === null) return null
-    const token = ++nextId
+    const token = ++nextToken
     fileStreams.set(token, stream)
     return token
   })
+  const bytes = { bytes: true }
   peer.serve(
     "fs.stream",
     (args, sink) => {
@@ -346,20 +339,25 @@ export const serveBroker = (
       if (!stream) throw new BadArguments(`fs.stream: no open stream ${token}`)
       return pumpCopied(stream, slices, sink)
     },
-    { bytes: true },
+    bytes,
   )
-  peer.serve("fs.readEnds", (args, sink) => serveEnds(api, slices, parse(Ends, "fs.readEnds", args), sink), {
-    bytes: true,
-  })
+  peer.serve(
+    "fs.readEnds",
+    (args, sink) => serveEnds(api, slices, parse(Ends, "fs.readEnds", args), sink),
+    bytes,
+  )
   peer.serve(
     "fs.listEnds",
     (args, sink) => serveListEnds(api, slices, parse(ListEnds, "fs.listEnds", args), sink),
-    { bytes: true },
+    bytes,
   )
+  return () => fileStreams.clear()
+}
 
+/** `env.*`, `storage.*` and `host.callTool`: each answered by the broker as it is. */
+const serveRest = (api: PluginApi, handle: Answerer): void => {
   handle("env.get", (args) => run(api.env.get(parse(z.object({ name: z.string() }), "env.get", args).name)))
   handle("env.all", () => run(api.env.all))
-
   const Key = z.object({ key: z.string() })
   handle("storage.get", (args) => run(api.storage.get(parse(Key, "storage.get", args).key)))
   handle("storage.set", (args) => {
@@ -368,7 +366,6 @@ export const serveBroker = (
   })
   handle("storage.delete", (args) => run(api.storage.delete(parse(Key, "storage.delete", args).key)))
   handle("storage.keys", () => run(api.storage.keys))
-
   handle("host.callTool", (args) => {
     const { sessionId, name, input } = parse(
       z.object({ sessionId: z.string(), name: z.string(), input: z.unknown() }),
@@ -377,25 +374,42 @@ export const serveBroker = (
     )
     return run(api.host.callTool(sessionId, name, input))
   })
+}
 
+const LogNote = z.object({
+  level: z.enum(["debug", "info", "warn", "error"]),
+  message: z.string(),
+  // Optional: the child's own notes (a dropped message) carry none.
+  data: z.unknown().optional(),
+})
+
+export const serveBroker = (
+  peer: Peer,
+  broker: HostBroker,
+  logBad: (op: string, error: unknown) => void,
+): ServedBroker => {
+  const handle: Answerer = (op, answer) =>
+    peer.handle(op, (args) => {
+      try {
+        return answer(args)
+      } catch (error) {
+        if (error instanceof BadArguments) logBad(op, error)
+        throw error
+      }
+    })
+  const releaseProcesses = serveProcesses(peer, broker.api, handle)
+  const forgetStreams = serveFiles(peer, broker.api, handle)
+  serveRest(broker.api, handle)
   peer.onNote("log", (args) => {
-    const parsed = z
-      .object({
-        level: z.enum(["debug", "info", "warn", "error"]),
-        message: z.string(),
-        // Optional: the child's own notes (a dropped message) carry none.
-        data: z.unknown().optional(),
-      })
-      .safeParse(args)
+    const parsed = LogNote.safeParse(args)
     if (!parsed.success) return logBad("log", new BadArguments(z.prettifyError(parsed.error)))
     const { level, message, data } = parsed.data
     broker.logger.log({ source: "plugin", level, message, ...(data !== undefined && { data }) })
   })
-
   return {
     releaseAll: async () => {
-      fileStreams.clear()
-      await Promise.all([...processes.keys()].map(release))
+      forgetStreams()
+      await releaseProcesses()
     },
   }
 }

@@ -3,16 +3,11 @@
  * process (serve-broker.ts), and a file's chunks copied into, and how far
  * the host reads ahead of the byte lane: one pool per plugin process.
  *
- * Why: a fresh buffer a slice is fresh memory every time (a quarter to half
- * a megabyte, zero-filled and faulted in page by page), and a cold list
- * reads every project folder at once: the host read all of them long before
- * the plugin process could take them, each slice in a buffer of its own
- * waiting in the lane (6.4 MB for 1,000 sessions). Where a page fault is
- * dear (a VM whose hypervisor shadows the page tables: ~14 µs a fault on
- * this machine), that was ~1,500 faults in the host's main thread a cold
- * list (`perf record -e page-faults`; docs/performance-log.md, `isolation`).
- * Now the host reads a slice only while less than AHEAD_BYTES it has read
- * are still unwritten, into a buffer the lane has finished with.
+ * Why: a fresh buffer a slice is fresh memory (zero-filled and faulted in
+ * page by page), and a cold list reads every project folder at once, long
+ * before the plugin process can take them. So the host reads a slice only
+ * while less than AHEAD_BYTES it has read are still unwritten, into a
+ * buffer the lane has finished with.
  *
  * Rules it keeps:
  * - A slice reserves its bytes with `room` before it is read, and they stay

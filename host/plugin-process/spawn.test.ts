@@ -54,7 +54,12 @@ describe("a plugin process spawned before its host", () => {
     // A request before anyone listens: its answer must be held, not dropped.
     early.child.send([{ t: "req", id: 999, op: "no.such.op", args: {} }])
     const heard: unknown[] = []
-    await new Promise((r) => setTimeout(r, 1_000))
+    // Listened to only once the answer has come (seen on the raw channel), however slow the start.
+    await new Promise<void>((answered) =>
+      early?.child.on("message", (raw) => {
+        if (JSON.stringify(raw).includes('"id":999')) answered()
+      }),
+    )
     early.listen((raw) => heard.push(raw))
     await new Promise((r) => setTimeout(r, 50))
     expect(heard.flat()).toContainEqual(expect.objectContaining({ t: "err", id: 999 }))

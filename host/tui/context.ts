@@ -15,7 +15,6 @@ import type {
   SessionSummary,
   SkillInfo,
 } from "../../sdk/protocol.ts"
-import type { PendingAnswers } from "./pending.ts"
 import type { Renderer } from "./render.ts"
 import type { RunTracker } from "./runs.ts"
 import type { Screen } from "./screen.ts"
@@ -97,12 +96,24 @@ export type AgentCall = <M extends AgentMethod>(
   ...params: AgentMethodParams<M> extends undefined ? [] : [AgentMethodParams<M>]
 ) => Promise<AgentMethodResult<M>>
 
+/** The approvals and questions waiting for the person (pending.ts's PendingAnswers). */
+export interface Pending {
+  readonly waiting: boolean
+  readonly clear: () => void
+  readonly resolved: (id: string) => void
+  readonly onApproval: (e: Extract<AgentEvent, { type: "ApprovalRequested" }>) => void
+  readonly onQuestion: (e: Extract<AgentEvent, { type: "QuestionAsked" }>) => void
+  /** What the next typed line answers, if anything waits. */
+  readonly prompt: () => string | undefined
+  readonly answer: (line: string) => void
+}
+
 export interface ChatContext {
   readonly options: ChatOptions
   readonly state: ChatState
   readonly screen: Screen
   readonly runs: RunTracker
-  readonly pending: PendingAnswers
+  readonly pending: Pending
   readonly paint: (format: Format, text: string) => string
   /** Lines the front end writes (after whatever the agent's stream still holds). */
   readonly say: (...lines: ReadonlyArray<string>) => void

@@ -6,7 +6,7 @@
  */
 import type { AgentEvent, ApprovalDecision, Question } from "../../sdk/protocol.ts"
 import { answerFor, parseApprovalAnswer, parseQuestionReply } from "./answers.ts"
-import type { ChatContext } from "./context.ts"
+import type { ChatContext, Pending as PendingView } from "./context.ts"
 
 type Pending =
   | { readonly kind: "approval"; readonly id: string; readonly tool: string; readonly canAlways: boolean }
@@ -21,7 +21,7 @@ type Pending =
 /** What "always" holds for: the plugin answers with a session-scoped rule, never a saved one. */
 export const ALWAYS_HOLDS = "until this session ends (not saved to settings)"
 
-export class PendingAnswers {
+export class PendingAnswers implements PendingView {
   private readonly list: Pending[] = []
 
   constructor(private readonly ctx: ChatContext) {}

@@ -1,0 +1,115 @@
+/**
+ * Installed like the peer: `npm pack` (its prepack builds both front ends),
+ * `npm install -g --prefix <tmp> <tarball>` (offline: the dependencies from
+ * this machine's npm cache; with the registry when the cache lacks them),
+ * then acpx drives the installed `cvg-acp` with a stub `claude` first on
+ * PATH, which logs its calls and hands over to the pinned CLI: the agent runs
+ * the user's `claude`, not one of its own, and needs no dev toolchain.
+ */
+import { execFileSync, spawn } from "node:child_process"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { claudeBinary, cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
+import { type ModelServer, startModelServer, text } from "../testkit/model-server.ts"
+import { repoRoot } from "./harness.ts"
+
+let node24 = ""
+let work = ""
+let prefix = ""
+let stubLog = ""
+let stubDir = ""
+let sandbox: Sandbox
+let server: ModelServer
+
+const npm = (args: string[], cwd = repoRoot) =>
+  execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+
+beforeAll(async () => {
+  node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/current-node.mjs")], {
+    encoding: "utf8",
+  }).trim()
+  work = mkdtempSync(join(tmpdir(), "cvg-install-"))
+  const tarball = join(work, npm(["pack", "--pack-destination", work]).trim().split("\n").at(-1)!)
+  prefix = join(work, "prefix")
+  try {
+    npm(["install", "-g", "--prefix", prefix, tarball, "--offline"], work)
+  } catch {
+    npm(["install", "-g", "--prefix", prefix, tarball], work)
+  }
+  // The user's `claude`: a stub first on PATH that logs each call and runs the pinned CLI.
+  stubDir = join(work, "user-bin")
+  stubLog = join(work, "claude-calls.log")
+  mkdirSync(stubDir, { recursive: true })
+  writeFileSync(
+    join(stubDir, "claude"),
+    `#!/bin/sh\necho "$@" >> ${JSON.stringify(stubLog)}\nexec ${JSON.stringify(claudeBinary())} "$@"\n`,
+  )
+  chmodSync(join(stubDir, "claude"), 0o755)
+  sandbox = makeSandbox("cvg-install-")
+  server = await startModelServer({ main: [[text("Hello from the installed agent.")]] })
+}, 300_000)
+
+afterAll(async () => {
+  await server?.close()
+  for (let attempt = 0; attempt < 25; attempt++) {
+    try {
+      sandbox?.cleanup()
+      break
+    } catch {
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+  if (work) rmSync(work, { recursive: true, force: true })
+})
+
+describe("the packed package, installed into a fresh prefix", () => {
+  it("puts cvg and cvg-acp on PATH; acpx drives cvg-acp, which runs the user's claude", async () => {
+    expect(existsSync(join(prefix, "bin", "cvg"))).toBe(true)
+    expect(existsSync(join(prefix, "bin", "cvg-acp"))).toBe(true)
+    // No esbuild or TypeScript in the package: the plugin process is prebuilt.
+    expect(existsSync(join(prefix, "lib/node_modules/convergence-claude/node_modules/esbuild"))).toBe(false)
+    const env = {
+      ...cliEnv(sandbox, server),
+      // The stub first, then the package's bin; the sandbox's own claude is left out.
+      PATH: `${stubDir}:${join(prefix, "bin")}:/usr/bin:/bin`,
+    }
+    const child = spawn(
+      node24,
+      [
+        join(repoRoot, "node_modules/acpx/dist/cli.js"),
+        "--agent",
+        `cvg-acp --data ${join(sandbox.root, "data")}`,
+        "--format",
+        "json",
+        "--ttl",
+        "1",
+        "--timeout",
+        "100",
+        "exec",
+        "Say hello",
+      ],
+      { cwd: sandbox.ws, env, stdio: ["ignore", "pipe", "pipe"] },
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += String(d)))
+    child.stderr.on("data", (d) => (stderr += String(d)))
+    const status = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    expect(status, stderr).toBe(0)
+    const said = stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map(
+        (l) =>
+          JSON.parse(l) as { params?: { update?: { sessionUpdate?: string; content?: { text?: string } } } },
+      )
+      .filter((l) => l.params?.update?.sessionUpdate === "agent_message_chunk")
+      .map((l) => l.params?.update?.content?.text ?? "")
+      .join("")
+    expect(said).toBe("Hello from the installed agent.")
+    // The session's CLI was the user's: the stub saw the stream-json launch.
+    expect(readFileSync(stubLog, "utf8")).toContain("--output-format stream-json")
+  }, 300_000)
+})
