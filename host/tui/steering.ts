@@ -45,9 +45,11 @@ export class Steers {
   /** A run the agent began by itself: the line that names it (a missed steer's turn, or a turn of its own). */
   selfStarted(): string {
     const missed = [...this.byDelivery.values()].find((s) => s.missed)
-    return missed
-      ? `↻ a new turn for ${quote(missed.text)} (Ctrl-C cancels it)`
-      : "↻ the agent started a turn by itself (Ctrl-C cancels it)"
+    if (!missed) return "↻ the agent started a turn by itself (Ctrl-C cancels it)"
+    // This turn is the steer's now: named once, its delivery then said in this turn.
+    missed.missed = false
+    missed.runId = undefined
+    return `↻ a new turn for ${quote(missed.text)} (Ctrl-C cancels it)`
   }
 
   /** What an event settles about a steer: the lines to say (none for most events). */
@@ -55,6 +57,11 @@ export class Steers {
     if (e.type === "input_delivery" && e.delivery_id !== undefined) {
       const steer = this.byDelivery.get(e.delivery_id)
       if (!steer) return []
+      // Not read by the model (the renderer says so with the run's end): the next turn may still take it up.
+      if (e.state === "not_picked_up") {
+        steer.missed = true
+        return []
+      }
       this.byDelivery.delete(e.delivery_id)
       if (e.state !== "picked_up") return []
       return [
