@@ -6,7 +6,7 @@
  * notice after `npm start`.
  */
 import { execFileSync, spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -58,9 +58,13 @@ describe("the command line", () => {
   })
 
   it("keeps npm's update notice off after npm start (the project's .npmrc)", () => {
+    // Only the project's config counts: a person's own or the machine's npmrc may say anything.
+    const [user, global] = [join(data, "user-npmrc"), join(data, "global-npmrc")]
+    for (const file of [user, global]) writeFileSync(file, "")
     const value = execFileSync("npm", ["config", "get", "update-notifier"], {
       cwd: repoRoot,
       encoding: "utf8",
+      env: { ...process.env, npm_config_userconfig: user, npm_config_globalconfig: global },
     })
     expect(value.trim()).toBe("false")
   })
