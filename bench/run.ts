@@ -6,11 +6,11 @@
  * with BENCH_FIGURES set they are written there as JSON.
  *
  * The benchmarks: mapper, history, isolation, scale, trace, undelivered,
- * acp, ab (two trees side by side); `npm run fuzz` is the long fuzz run.
+ * acp, tui-start, ab (two trees side by side); `npm run fuzz` is the long fuzz run.
  */
 import { writeFileSync } from "node:fs"
 
-const BENCHES = ["mapper", "history", "isolation", "scale", "trace", "undelivered", "acp", "ab"]
+const BENCHES = ["mapper", "history", "isolation", "scale", "trace", "undelivered", "acp", "tui-start", "ab"]
 
 const [name, ...args] = process.argv.slice(2)
 if (name === undefined || !BENCHES.includes(name)) {

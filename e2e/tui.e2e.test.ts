@@ -17,21 +17,30 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import stringWidth from "string-width"
+import { storageFile } from "../host/broker/broker.ts"
+import { openJsonStorage } from "../host/broker/storage.ts"
 import { DEMO_SKILL, LONG_COMMAND, SLOW_COMMAND } from "../testkit/demo.ts"
+import { startModelServer, text } from "../testkit/model-server.ts"
 
 const repoRoot = join(import.meta.dirname, "..")
 /**
- * How `npm start` runs the front end: one Node process with tsx's loader.
- * (The `tsx` command would put a parent in front that relays a signal and
- * SIGKILLs the child when it does not answer within 30 ms: no clean-up.)
+ * What `npm start` runs, without npm in front: the launcher, which finds the
+ * bundle (dist/tui/, built once in beforeAll) fresh and runs it in its own
+ * process, as the front end of a checkout ("npm start --" in its hints).
  */
-const cli = `${process.execPath} --import tsx host/tui/main.ts`
+const launcher = ["scripts/build-tui.mjs", "--start"]
+const cli = `${process.execPath} ${launcher.join(" ")}`
 const socket = `cvg-tui-e2e-${process.pid}`
 const SESSION = "demo"
 /** A second front end, for Ctrl-C with no run open. */
 const IDLE_SESSION = "idle"
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0
+/** The walk's width; the idle session narrows to NARROW after its start. */
+const WIDE = 120
+const NARROW = 40
 /** The front end's own data (prompt history) goes here, not into the real HOME. */
 const xdg = mkdtempSync(join(tmpdir(), "cvg-tui-xdg-"))
 
@@ -39,7 +48,7 @@ const tmux = (...args: string[]): string =>
   execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
 /** `npm start --demo` in a detached tmux pane; the pane prints the exit code and lingers for reading. */
-const startDemoPane = (session: string, width = 160): void => {
+const startDemoPane = (session: string, width: number): void => {
   tmux(
     "new-session",
     "-d",
@@ -52,6 +61,15 @@ const startDemoPane = (session: string, width = 160): void => {
     "-c",
     repoRoot,
     `TERM=xterm-256color XDG_DATA_HOME=${xdg} ${cli} --demo; echo "EXITED $?"; sleep 60`,
+    // tmux copies a screen cleared from its top row into the scrollback (a terminal
+    // does not): the input line redrawn there at start would be read as left behind.
+    ";",
+    "set-option",
+    "-w",
+    "-t",
+    session,
+    "scroll-on-clear",
+    "off",
   )
 }
 
@@ -98,6 +116,30 @@ const runShell = (line: string, timeoutMs = 120_000) =>
 /** The whole screen, scrollback included, wrapped lines joined. */
 const screen = (session = SESSION): string => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session)
 
+/**
+ * No word broken across lines: the terminal wrapped nothing (every line of
+ * the joined capture fits the width, but for one lone word wider than it),
+ * and the demo's sentences have every word whole (the front end breaks only
+ * between words).
+ */
+const expectWholeWords = (text: string, width: number, sentences: ReadonlyArray<string>) => {
+  const lines = text.split("\n")
+  const over = lines.filter((l) => stringWidth(l) > width && !/^\S+$/.test(l.trim()))
+  expect(over, `lines wider than ${width} columns`).toEqual([])
+  const tokens = new Set(lines.flatMap((l) => l.trim().split(/\s+/)))
+  for (const sentence of sentences)
+    expect(
+      sentence.split(/\s+/).filter((w) => !tokens.has(w)),
+      `words of "${sentence.slice(0, 30)}…" broken`,
+    ).toEqual([])
+}
+
+/** Sentences of the demo's answers, as the model streams them. */
+const DEMO_SENTENCES = [
+  "Hello! I am the scripted demo model: every answer here comes from testkit/demo.ts, not from Claude. Let me show you what a session looks like. First, a plan.",
+  "Now a shell command. It changes the workspace, so it asks for your approval.",
+]
+
 const waitForScreen = async (
   match: RegExp | string,
   timeoutMs = 60_000,
@@ -138,7 +180,7 @@ const EXCERPT: ReadonlyArray<readonly [RegExp, RegExp]> = [
   [/^DEMO — /, /^DEMO — /],
   [/^› Show me around/, /^ {2}☐ Ask you a question/],
   [/^⏺ Bash \$ mkdir/, /^ {4}made by the demo/],
-  [/^⏺ Edit /, /^ {5}greet\(\)/],
+  [/^⏺ Edit /, /^ {4}5 {2}greet\(\)/],
   [/^◐ Agent: Check hello\.py/, /^◐ Agent: Check hello\.py/],
   [/^│ ⏺ Read /, /^│ ⏺ Read /],
   [/^☑ Agent: Check hello\.py/, /^☑ Agent: Check hello\.py/],
@@ -180,7 +222,12 @@ const updateReadme = (capture: string): void => {
 describe("npm start in a terminal (demo)", () => {
   beforeAll(() => {
     if (!hasTmux) throw new Error("tmux is needed for this test: apt-get install -y tmux")
-    startDemoPane(SESSION)
+    // The bundle npm start runs, built once here (the runs below find it fresh).
+    execFileSync(process.execPath, ["scripts/build-tui.mjs", "--if-stale"], {
+      cwd: repoRoot,
+      stdio: "ignore",
+    })
+    startDemoPane(SESSION, WIDE)
     tmux("set-option", "-t", SESSION, "history-limit", "5000")
   })
   afterAll(() => {
@@ -189,15 +236,16 @@ describe("npm start in a terminal (demo)", () => {
   })
 
   it("walks a day: markdown, status line, approvals, diff, plan, subagent, question, /expand, a skill, an account, a steer, Ctrl-C; /quit exits 0", async () => {
-    const start = await waitForScreen(/^› $/m, 90_000)
-    expect(start).toContain("DEMO — the model is scripted")
+    // The input line is up before the host behind it: a prompt typed now runs once the session is ready.
+    const early = await waitForScreen(/^› $/m, 60_000)
+    type("Show me around")
+    expect(early).not.toContain("workspace /tmp")
+    const start = await waitForScreen(/DEMO — the model is scripted[\s\S]*› Show me around/, 90_000)
+    expect(start).toMatch(/the demo installed and enabled convergence\/claude \(this repository's plugin\)/)
     // Defect 13: the hint names a CLI that exists here (the pinned one, through npx).
     expect(start).toContain("Sign in with `npx claude auth login`")
     const workspace = /workspace (\/\S+)/.exec(start)?.[1]
     expect(workspace).toBeDefined()
-    expectStatusLine()
-
-    type("Show me around")
     await waitForScreen("allow Bash? a/d")
     // While the run waits, the status line stays above the input line.
     expectStatusLine()
@@ -238,8 +286,10 @@ describe("npm start in a terminal (demo)", () => {
     // Defect 15: one tool use is one, and a reopened question's answer is shown.
     expect(done).toMatch(/Completed · 1 tool use · /)
     expect(done).toContain("  ⎿ answered: Bonjour")
+    // Word-wrapped at 120 columns: no word broken across lines.
+    expectWholeWords(done, WIDE, DEMO_SENTENCES)
     // Nothing of the spinner or the status line is left in the scrollback.
-    expect(done).not.toContain("Working…")
+    expect(done).not.toMatch(/Working…|Starting…/)
     const scrollback = done.replace(/\s+$/, "").split("\n").slice(0, -2)
     expect(scrollback.filter((l) => /supervised · claude:demo/.test(l))).toEqual([])
 
@@ -338,28 +388,30 @@ describe("npm start in a terminal (demo)", () => {
     tmux("send-keys", "-t", SESSION, "-l", "and one more thing")
     await waitForScreen(/running · type to steer › and one more thing$/m)
     tmux("send-keys", "-t", SESSION, "Enter")
-    await waitForScreen("↳ sent to the running turn (steering)")
+    // Item 3: said as it is (sent, waiting for the model), never "steering" and then a turn unexplained.
+    await waitForScreen("↳ sent to the running turn; waiting for the model to take it up")
     const cancelAt = Date.now()
     tmux("send-keys", "-t", SESSION, "C-c")
     const cancelledScreen = await waitForScreen(/── Cancelled/, 12_000)
     const cancelled = cancelledScreen.slice(cancelledScreen.lastIndexOf("› slow down please"))
     expect(Date.now() - cancelAt).toBeLessThan(12_000)
-    expect(cancelled.split("\n").filter((l) => l.includes("and one more thing"))).toEqual([
-      "› and one more thing",
-    ])
+    expect(
+      cancelled.split("\n").filter((l) => l.startsWith("›") && l.includes("and one more thing")),
+    ).toEqual(["› and one more thing"])
     expect(cancelled).not.toContain("allow Bash?")
     expect(cancelled).toContain("⊘ Cancelling the run… (Ctrl-C again to quit)")
     expect(cancelled).toMatch(/ {2}⎿ ⊘ Cancelled\n/)
     // The CLI may answer the steer in a turn of its own after the cancel: that
-    // turn is announced and ends like any other, and the prompt comes back
+    // turn names the steer, ends like any other, and the prompt comes back
     // (it used to stay "Working…" for good).
     await new Promise((r) => setTimeout(r, 3_000))
-    if (screen().includes("↻ the agent started a turn by itself")) {
+    expect(screen()).not.toContain("↻ the agent started a turn by itself")
+    if (screen().includes("↻ a new turn for “and one more thing”")) {
       const settled = await waitForScreen(
-        /↻ the agent started a turn by itself[\s\S]*── (Completed|Failed|Cancelled)/,
+        /↻ a new turn for “and one more thing”[\s\S]*── (Completed|Failed|Cancelled)/,
         20_000,
       )
-      expect(settled.slice(settled.lastIndexOf("↻ the agent started"))).toMatch(
+      expect(settled.slice(settled.lastIndexOf("↻ a new turn for"))).toMatch(
         /── (Completed|Failed|Cancelled)/,
       )
     }
@@ -370,16 +422,23 @@ describe("npm start in a terminal (demo)", () => {
     expect(processesFor(workspace!)).toEqual([])
   }, 240_000)
 
-  it("at 40 columns leaves no spinner lines behind; Ctrl-C twice with no run open quits with exit 0", async () => {
-    startDemoPane(IDLE_SESSION, 40)
-    const start = await waitForScreen(/^› $/m, 90_000, IDLE_SESSION)
+  it("narrowed to 40 columns wraps words and leaves no status or spinner lines behind; Ctrl-C twice with no run open quits with exit 0", async () => {
+    startDemoPane(IDLE_SESSION, WIDE)
+    const start = await waitForScreen(/skills: \d+[\s\S]*^› $/m, 90_000, IDLE_SESSION)
     const workspace = /workspace (\/\S+)/.exec(start)?.[1]
+    // The status line drawn at 120 columns spans three rows at 40: none of it stays behind.
+    tmux("resize-window", "-t", IDLE_SESSION, "-x", String(NARROW))
     tmux("send-keys", "-t", IDLE_SESSION, "-l", "Show me around")
     tmux("send-keys", "-t", IDLE_SESSION, "Enter")
     await waitForScreen("allow Bash? a/d", 60_000, IDLE_SESSION)
     // The spinner ran while the model answered; the scrollback has none of it.
     const narrow = screen(IDLE_SESSION)
-    expect(narrow.split("\n").slice(0, -3).join("\n")).not.toMatch(/Working…|Waiting for the model/)
+    const scrollback = narrow.replace(/\s+$/, "").split("\n").slice(0, -2)
+    expect(scrollback.join("\n")).not.toMatch(/Working…|Waiting for the model/)
+    expect(scrollback.filter((l) => /supervised · claude:demo|default model ·/.test(l))).toEqual([])
+    expectWholeWords(narrow.slice(narrow.indexOf("› Show me around")), NARROW, DEMO_SENTENCES)
+    // The status line keeps the context and the workspace's name when it narrows.
+    expect(visible(IDLE_SESSION).at(-2)).toMatch(/workspace$/)
     tmux("send-keys", "-t", IDLE_SESSION, "C-c")
     await waitForScreen(/── Cancelled[^\n]*\n(.*\n)*?› $/m, 20_000, IDLE_SESSION)
     // Past the window in which a second Ctrl-C quits.
@@ -392,15 +451,11 @@ describe("npm start in a terminal (demo)", () => {
   }, 120_000)
 
   it('`npm start -- "<prompt>"` in demo mode runs to the end and exits 0', async () => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "host/tui/main.ts", "--demo", "Show me around"],
-      {
-        cwd: repoRoot,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, NO_COLOR: "1" },
-      },
-    )
+    const child = spawn(process.execPath, [...launcher, "--demo", "Show me around"], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, NO_COLOR: "1" },
+    })
     let out = ""
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8")
@@ -413,6 +468,9 @@ describe("npm start in a terminal (demo)", () => {
     expect(out).toContain("→ allowed (demo)")
     expect(out).toContain("→ answered: Hello, world (demo)")
     expect(out).toMatch(/── Completed/)
+    // Nothing offered that a finished one-shot run cannot take: no skills count, no /expand.
+    expect(out).not.toContain("skills:")
+    expect(out).not.toContain("/expand")
   }, 180_000)
 
   it("piped lines run to the end, one after another, and the pipe's end waits for them", async () => {
@@ -426,6 +484,52 @@ describe("npm start in a terminal (demo)", () => {
     expect(out.indexOf("/model <value> chooses")).toBeGreaterThan(listed)
     expect(out.indexOf("› /quit")).toBeGreaterThan(listed)
   }, 180_000)
+
+  it("a real account: npm start enables the repository's plugin, remembers /effort, and says how to resume the chat", async () => {
+    // A stored account whose key and base URL point at a scripted model (as a proxy account's would).
+    const model = await startModelServer({
+      main: [],
+      // The CLI puts its context reminders before the typed text: the answer echoes the last line.
+      exhausted: (_conversation, req) => [text(`You said: ${req.lastUserText().trim().split("\n").at(-1)}`)],
+    })
+    const data = mkdtempSync(join(tmpdir(), "cvg-tui-real-"))
+    const home = mkdtempSync(join(tmpdir(), "cvg-tui-home-"))
+    try {
+      const storage = await openJsonStorage(storageFile(data, "convergence/claude"))
+      await Effect.runPromise(
+        storage.set("instances", [
+          {
+            id: "proxy",
+            name: "Proxy",
+            env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "sk-ant-e2e" },
+          },
+        ]),
+      )
+      await storage.flush()
+      const run = (input: string, extra = "") =>
+        runShell(
+          `printf '${input}' | HOME=${home} CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ${cli} --account proxy --data ${data} ${extra}`,
+        )
+      const first = await run("hello\\n/effort high\\n")
+      expect(first.code, first.out).toBe(0)
+      expect(first.out).toContain("npm start installed and enabled convergence/claude from this repository")
+      expect(first.out).toContain("You said: hello")
+      expect(first.out).toContain("Effort: high")
+      const id = /to continue this chat: npm start -- --resume (\S+)/.exec(first.out)?.[1]
+      expect(id, first.out).toBeDefined()
+      // The next start: the chat continues where it was, with the effort chosen last time.
+      const next = await run("/effort\\n", `--resume ${id}`)
+      expect(next.code, next.out).toBe(0)
+      expect(next.out).not.toContain("installed and enabled")
+      expect(next.out).toContain("› hello")
+      expect(next.out).toContain("── resumed: type to continue")
+      expect(next.out).toMatch(/● high/)
+    } finally {
+      await model.close()
+      rmSync(data, { recursive: true, force: true })
+      rmSync(home, { recursive: true, force: true })
+    }
+  }, 240_000)
 
   it("says why --data does not go with --demo, and refuses an --effort the agent has not", async () => {
     const data = await runShell(`${cli} --demo --data /tmp/nowhere`)
@@ -444,7 +548,7 @@ describe("npm start in a terminal (demo)", () => {
     expect(head.code).toBe(141)
     expect(existsSync(headRoot!)).toBe(false)
 
-    const child = spawn(process.execPath, ["--import", "tsx", "host/tui/main.ts", "--demo"], {
+    const child = spawn(process.execPath, [...launcher, "--demo"], {
       cwd: repoRoot,
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, XDG_DATA_HOME: xdg, NO_COLOR: "1" },

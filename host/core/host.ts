@@ -16,6 +16,7 @@ import type { Activate, PluginApi } from "../../sdk/plugin-api.ts"
 import type { AgentEvent, AgentFailure, AgentProvider, PluginTool } from "../../sdk/protocol.ts"
 import { type BrokerOptions, type HostBroker, makeBroker } from "../broker/broker.ts"
 import { type HostEvents, makeEventHub } from "./events.ts"
+import { isEnabled, PluginNotEnabled } from "./installed.ts"
 import type { HostLogger } from "./log.ts"
 import { loadManifest, type Manifest } from "./manifest.ts"
 import type { LiveProcess } from "../broker/process-broker.ts"
@@ -59,6 +60,12 @@ export interface StartHostOptions extends Omit<BrokerOptions, "hostDataDir" | "h
    * when the host cannot start.
    */
   readonly spawnedPlugin?: SpawnedPlugin
+  /**
+   * Load the plugin only when it is installed and enabled in `dataDir`'s
+   * plugins.json (installed.ts): a front end that offers install and enable
+   * sets it. Otherwise startHost fails with PluginNotEnabled.
+   */
+  readonly requireEnabled?: boolean
 }
 
 /** Every method of an agent provider, by its camelCase name. */
@@ -171,6 +178,10 @@ const openRunsOf = (events: HostEvents) => {
 export const startHost = async (options: StartHostOptions): Promise<Host> => {
   const pluginDir = resolve(options.pluginDir)
   let spawned = options.spawnedPlugin
+  if (options.requireEnabled && !isEnabled(options.dataDir, pluginDir)) {
+    spawned?.kill()
+    throw new PluginNotEnabled(`the plugin in ${pluginDir} is not enabled in ${options.dataDir}`)
+  }
   const [manifest, broker, events] = await (async () => {
     const manifest = await loadManifest(pluginDir)
     // The host keeps the hub's publish: a dead plugin process's runs are ended here.

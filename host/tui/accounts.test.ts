@@ -3,7 +3,7 @@ import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseManifest } from "../core/manifest.ts"
 import { parseAccountAdd } from "./accounts.ts"
-import { grantLines } from "./plugins.ts"
+import { grantGroups, pluginLines } from "./plugins.ts"
 import manifestJson from "../../plugin.manifest.json" with { type: "json" }
 
 const parse = (line: string) => parseAccountAdd(line.split(" "))
@@ -36,23 +36,22 @@ describe("/account add", () => {
 })
 
 describe("/plugins", () => {
-  it("lists every grant of the manifest with its reason", () => {
-    const lines = grantLines(parseManifest(manifestJson))
-    expect(lines.map((l) => l.grant)).toEqual([
-      "agents.provide",
-      "process",
-      "fs.read",
-      "fs.read",
-      "fs.read",
-      "fs.read",
-      "fs.read",
-      "fs.read",
-      "env",
-    ])
-    expect(lines[1]?.what).toMatch(/^commands claude, npm, git\n/)
-    expect(lines[1]?.what).toContain("npm only: view @anthropic-ai/claude-code version")
-    expect(lines[1]?.what).toContain("may set CLAUDE_*")
-    expect(lines[2]).toMatchObject({ what: "~/.claude/**" })
-    expect(lines.every((l) => l.reason.length > 10)).toBe(true)
+  it("groups the grants by what they let the plugin do, each with its reasons; the patterns on request", () => {
+    const manifest = parseManifest(manifestJson)
+    const groups = grantGroups(manifest)
+    expect(groups.map((g) => g.title.split(/[ :(]/)[0])).toEqual(["provide", "run", "read", "read"])
+    expect(groups[1]?.title).toMatch(
+      /^run claude, npm, git \(\d+ argument patterns; may set \d+ variables\)$/,
+    )
+    expect(groups[1]?.details).toContain("npm view @anthropic-ai/claude-code version")
+    expect(groups[2]?.title).toContain("~/.claude/**")
+    expect(groups[2]?.reasons).toHaveLength(6)
+    expect(groups.flatMap((g) => g.reasons).every((r) => r.length > 10)).toBe(true)
+    const plain = (_f: unknown, text: string) => text
+    const short = pluginLines(manifest, plain)
+    // Each group and its reasons, not every pattern: the view stays short.
+    expect(short.length).toBeLessThan(20)
+    expect(short.join("\n")).not.toContain("rev-parse")
+    expect(pluginLines(manifest, plain, { details: true }).join("\n")).toContain("git -C * rev-parse")
   })
 })

@@ -7,95 +7,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { git, makeGitWorld } from "../testing/git-fixture.ts"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PassThrough, Writable } from "node:stream"
+import type { PassThrough } from "node:stream"
 import { afterEach, describe, expect, it } from "vitest"
-import type { AgentEvent, AgentInfo } from "../../sdk/protocol.ts"
-import { makeEventHub } from "../core/events.ts"
-import type { Host } from "../core/host.ts"
-import { Chat, exitCodeFor } from "./app.ts"
-
-const AGENT = "claude"
-const SESSION = "s1"
-const RUN = "r1"
-
-const INFO: AgentInfo = {
-  id: AGENT,
-  name: "Claude Code",
-  status: "Ready",
-  models: [{ value: "claude-opus-5-5", label: "Opus 5.5", aliases: ["opus"] }],
-  options: [
-    {
-      id: "approval_mode",
-      label: "Approvals",
-      kind: "select",
-      choices: [
-        { value: "supervised", label: "Ask" },
-        { value: "auto", label: "Auto" },
-        { value: "full", label: "Full" },
-      ],
-    },
-    {
-      id: "effort",
-      label: "Effort",
-      kind: "select",
-      choices: [
-        { value: "low", label: "Low" },
-        { value: "high", label: "High" },
-      ],
-    },
-  ],
-  capabilities: { rollback: true, fork: true, cancelTask: true, steering: true, images: true },
-}
-
-type Calls = Array<{ method: string; params: unknown }>
-
-/** A host whose one agent answers from `script`; every call is recorded. */
-const fakeHost = (
-  script: Partial<Record<string, (params: never, emit: (e: AgentEvent) => void) => unknown>>,
-) => {
-  const events = makeEventHub()
-  const calls: Calls = []
-  const emit = (event: AgentEvent) =>
-    setImmediate(() => events.publish({ kind: "agent_event", agentId: AGENT, event }))
-  const defaults: Record<string, (params: never, emit: (e: AgentEvent) => void) => unknown> = {
-    initialize: () => INFO,
-    createSession: () => ({ session_id: SESSION, info: { options: { effort: "low" } } }),
-    prompt: () => ({ run_id: RUN, steered: false }),
-  }
-  const host = {
-    events,
-    agents: new Map([[AGENT, {}]]),
-    call: async (_agent: string, method: string, params?: unknown) => {
-      calls.push({ method, params })
-      const answer = script[method] ?? defaults[method]
-      return answer ? answer(params as never, emit) : undefined
-    },
-  } as unknown as Host
-  return { host, calls, emit }
-}
-
-const world = (host: Host, options: Partial<ConstructorParameters<typeof Chat>[0]> = {}) => {
-  const input = new PassThrough()
-  let out = ""
-  const output = new Writable({
-    write(chunk, _enc, done) {
-      out += String(chunk)
-      done()
-    },
-  })
-  const chat = new Chat({ host, agentId: AGENT, cwd: "/ws", input, output, color: false, ...options })
-  return { chat, input, screen: () => out }
-}
-
-const until = async (check: () => boolean, what: string) => {
-  const end = Date.now() + 3000
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
-
-const ev = (e: Record<string, unknown>) => ({ session_id: SESSION, run_id: RUN, ...e }) as AgentEvent
+import type { AgentEvent } from "../../sdk/protocol.ts"
+import { exitCodeFor } from "./app.ts"
+import { ev, fakeHost, INFO, RUN, SESSION, until, world } from "./testing.ts"
 
 let open: Array<{ input: PassThrough }> = []
 afterEach(() => {
@@ -383,10 +299,14 @@ describe("one-shot runs", () => {
 
 describe("runs the agent opens by itself", () => {
   it("shows the end of a run the CLI started after a cancel, and gives the prompt back", async () => {
+    let n = 0
     const { host, emit } = fakeHost({
       prompt: (_p, emit) => {
-        emit(ev({ type: "RunStarted", run_id: "r1" }))
-        return { run_id: "r1", steered: false }
+        const run_id = n++ === 0 ? "r1" : "r3"
+        emit(ev({ type: "RunStarted", run_id }))
+        // The prompt after the self-started run ends; the script's end waits for it.
+        if (run_id === "r3") emit(ev({ type: "RunEnded", run_id, outcome: "Completed" }))
+        return { run_id, steered: false }
       },
     })
     const w = world(host)

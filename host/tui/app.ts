@@ -14,30 +14,33 @@
  * back.
  */
 import { randomUUID } from "node:crypto"
-import { createInterface, type Interface } from "node:readline"
 import { styleText } from "node:util"
 import { type AutoContinue, makeAutoContinue } from "../core/auto-continue.ts"
 import type { Host } from "../core/host.ts"
 import type { AgentEvent } from "../../sdk/protocol.ts"
-import { completeLine, runSlashLine } from "./commands/index.ts"
+import { runSlashLine } from "./commands/index.ts"
 import { attach } from "./commands/run.ts"
+import { resumeStored } from "./commands/sessions.ts"
 import {
   type AgentCall,
   type ChatContext,
   type ChatOptions,
   type ChatState,
   type Format,
+  initialState,
+  NO_AGENT,
   oneLine,
 } from "./context.ts"
 import { droppedImage } from "./images.ts"
-import { LineAssembler } from "./input.ts"
+import { type InputLine, openInputLine } from "./input-line.ts"
 import { PendingAnswers } from "./pending.ts"
-import { appendHistory, loadHistory } from "./prompt-history.ts"
+import { MessageQueue } from "./queue.ts"
 import { makeRenderer, type Renderer } from "./render.ts"
 import { exitCodeFor, RunTracker } from "./runs.ts"
 import { Screen } from "./screen.ts"
 import { newSession, startChat } from "./sessions.ts"
 import { statusOf } from "./status.ts"
+import { Steers } from "./steering.ts"
 
 export type { ChatOptions } from "./context.ts"
 export { exitCodeFor } from "./runs.ts"
@@ -50,40 +53,31 @@ export class Chat implements ChatContext {
   readonly screen: Screen
   readonly runs = new RunTracker()
   readonly pending: PendingAnswers
-  private rl: Interface | undefined
-  private assembler: LineAssembler | undefined
+  private readonly steers = new Steers()
+  private input: InputLine | undefined
+  /** Resolved once the host is up (or known to be missing): typed lines wait for it. */
+  private ready: Promise<boolean> = Promise.resolve(true)
+  private booted = true
   private mode: "interactive" | "once" = "interactive"
   private lastCtrlC = 0
   private idleTimer: NodeJS.Timeout | undefined
-  /** Typed lines waiting for their turn. */
-  private readonly queue: string[] = []
-  private pumping = false
-  /** Woken on every event: a piped line waits for the run before it. */
-  private wake: (() => void) | undefined
+  private readonly queue = new MessageQueue({
+    ready: () => this.ready,
+    asked: () => this.pending.waiting,
+    answer: (line) => this.answer(line),
+    // Lines from a pipe run one after another: each waits for the run before it.
+    mustWait: () => !this.screen.interactive && this.options.input.isTTY !== true && this.runs.running,
+    handle: (message) => this.take(message),
+  })
   private quitWith: ((code: number) => void) | undefined
-  private unsubscribe: () => void
+  private unsubscribe: () => void = () => {}
   private readonly auto: AutoContinue
 
   constructor(readonly options: ChatOptions) {
     const terminal =
       options.output.isTTY === true && options.input.isTTY === true && process.env.TERM !== "dumb"
     this.screen = new Screen({ output: options.output, interactive: terminal, color: options.color })
-    this.state = {
-      host: options.host,
-      agentId: options.agentId,
-      cwd: options.cwd,
-      info: undefined,
-      knownInfo: undefined,
-      sessionId: undefined,
-      sessionInfo: undefined,
-      sessionOptions: { ...options.sessionOptions },
-      renderer: this.newRenderer(),
-      held: undefined,
-      userItems: [],
-      lastList: undefined,
-      skills: undefined,
-      attachments: [],
-    }
+    this.state = initialState(options, this.newRenderer())
     this.pending = new PendingAnswers(this)
     this.auto = makeAutoContinue({
       mode: options.autoContinue ?? "off",
@@ -91,11 +85,21 @@ export class Chat implements ChatContext {
       notify: (sessionId, text) =>
         sessionId === this.state.sessionId ? this.say(this.paint("dim", `  ⏱ ${text}`)) : undefined,
     })
+    if (options.host) this.connect(options.host, this.state.agentId, options.cwd)
+  }
+
+  /** Talk to `agentId` of `host`, in `cwd` (the host started after the input line was up). */
+  connect(host: Host, agentId: string, cwd: string): void {
+    this.unsubscribe()
+    Object.assign(this.state, { host, agentId, cwd })
     this.unsubscribe = this.subscribe()
+    this.updateStatus()
   }
 
   private subscribe(): () => void {
-    return this.state.host.events.subscribe((h) => {
+    const host = this.state.host
+    if (!host) return () => {}
+    return host.events.subscribe((h) => {
       if (h.kind === "agent_event" && h.agentId === this.state.agentId) this.onEvent(h.event)
       if (h.kind === "info_changed" && h.agentId === this.state.agentId) {
         // Asked again when needed; the status line keeps what it knew meanwhile.
@@ -105,7 +109,7 @@ export class Chat implements ChatContext {
     })
   }
 
-  readonly reloadHost = async (reload: () => Promise<Host>): Promise<void> => {
+  readonly reloadHost = async (reload: () => Promise<Host | undefined>): Promise<void> => {
     this.unsubscribe()
     this.state.host = await reload()
     this.unsubscribe = this.subscribe()
@@ -114,17 +118,24 @@ export class Chat implements ChatContext {
   readonly paint = (format: Format, text: string): string =>
     this.options.color && text !== "" ? styleText(format, text, { validateStream: false }) : text
 
-  readonly newRenderer = (): Renderer =>
-    makeRenderer({ color: this.options.color, width: () => this.options.output.columns ?? 100 })
+  readonly newRenderer = (fresh = false): Renderer =>
+    makeRenderer({
+      color: this.options.color,
+      width: () => this.options.output.columns ?? 100,
+      oneShot: this.mode === "once",
+      ...(fresh && { costBefore: 0 }),
+    })
 
-  readonly call: AgentCall = (method, ...params) =>
-    (
+  readonly call: AgentCall = (method, ...params) => {
+    if (!this.state.host) return Promise.reject(new Error(NO_AGENT))
+    return (
       this.state.host.call as (
         agentId: string,
         m: typeof method,
         ...p: typeof params
       ) => ReturnType<AgentCall>
     )(this.state.agentId, method, ...params)
+  }
 
   /** Lines the front end writes (banner, command output). */
   readonly say = (...lines: ReadonlyArray<string>): void => {
@@ -157,7 +168,8 @@ export class Chat implements ChatContext {
 
   /** Ask the agent about itself, check the chosen options, open a new session. false when that failed. */
   start(): Promise<boolean> {
-    return startChat(this)
+    const resume = this.options.resume
+    return startChat(this, resume ? () => resumeStored(this, resume) : undefined)
   }
 
   // -- events --------------------------------------------------------------------
@@ -171,10 +183,9 @@ export class Chat implements ChatContext {
     this.auto.onEvent(e)
     switch (e.type) {
       case "RunStarted":
-        this.runs.started(e.run_id)
-        // No prompt of ours opened it: the agent went on by itself (a queued steer, a background task's end).
-        if (this.runs.sending === 0 && this.mode === "interactive")
-          this.say(this.paint("dim", "↻ the agent started a turn by itself (Ctrl-C cancels it)"))
+        // No prompt of ours opened it: the agent went on by itself (a steer left for it, a background task's end).
+        if (!this.runs.started(e.run_id) && this.mode === "interactive")
+          this.say(this.paint("dim", this.steers.selfStarted()))
         break
       case "RunEnded":
         this.runs.ended(e)
@@ -186,6 +197,10 @@ export class Chat implements ChatContext {
       case "SessionInfo":
         this.state.sessionInfo = { ...this.state.sessionInfo, ...e.info }
         break
+      case "Notice":
+        // The plugin learns at a launch that the CLI refuses full access here (agent.ts): it says so once.
+        if (/^Full access is unavailable/.test(e.text)) this.state.fullRefused = e.text
+        break
       case "approval_resolved":
         this.pending.resolved(e.approval_id)
         break
@@ -194,12 +209,13 @@ export class Chat implements ChatContext {
         break
     }
     this.screen.write(this.state.renderer.event(e))
+    for (const line of this.steers.onEvent(e)) this.say(this.paint("dim", `  ${line}`))
     if (e.type === "ApprovalRequested") this.pending.onApproval(e)
     if (e.type === "QuestionAsked") this.pending.onQuestion(e)
     this.updatePrompt()
     this.updateStatus()
     this.armIdleSpinner()
-    this.wake?.()
+    this.queue.wake()
   }
 
   /** While a run is open and nothing arrives for a moment, show that it is still working. */
@@ -215,7 +231,7 @@ export class Chat implements ChatContext {
   private promptText(): string | undefined {
     const asked = this.pending.prompt()
     if (asked !== undefined) return asked
-    if (this.assembler?.continuing) return `${this.paint("dim", "…")} `
+    if (this.input?.continuing()) return `${this.paint("dim", "…")} `
     if (this.mode === "once" && !this.runs.running) return undefined
     if (this.runs.running) return `${this.paint("dim", "running · type to steer")} › `
     return `${this.paint(["cyan", "bold"], "›")} `
@@ -227,62 +243,17 @@ export class Chat implements ChatContext {
 
   // -- input ---------------------------------------------------------------------
 
-  /** A whole message typed (or pasted, or piped): answers first, the rest in order. */
-  private onMessage(message: string): void {
-    if (this.pending.waiting && this.queue.length === 0 && !this.pumping) {
-      this.answer(message)
-      return
-    }
-    this.queue.push(message)
-    void this.pump()
-  }
-
   private answer(line: string): void {
     this.echo(line, this.promptText())
     this.pending.answer(line)
     this.updatePrompt()
   }
 
-  /** Lines from a pipe run one after another: each waits for the run before it. */
-  private get scripted(): boolean {
-    return !this.screen.interactive && this.options.input.isTTY !== true
-  }
-
-  private async pump(): Promise<void> {
-    if (this.pumping) return
-    this.pumping = true
-    try {
-      while (this.queue.length > 0) {
-        if (this.pending.waiting) {
-          this.answer(this.queue.shift()!)
-          continue
-        }
-        if (this.scripted && this.runs.running) {
-          await new Promise<void>((resolve) => {
-            this.wake = resolve
-          })
-          this.wake = undefined
-          continue
-        }
-        const message = this.queue.shift()!
-        this.echo(message)
-        await this.handle(message.trim() === "" ? "" : message.replace(/^\s+|\s+$/g, ""))
-        this.updatePrompt()
-      }
-    } finally {
-      this.pumping = false
-      this.wake?.()
-    }
-  }
-
-  /** Once nothing is queued, being handled or (for a script) running. */
-  private async settled(): Promise<void> {
-    while (this.pumping || this.queue.length > 0 || (this.scripted && this.runs.running)) {
-      await new Promise<void>((resolve) => {
-        this.wake = resolve
-      })
-      this.wake = undefined
-    }
+  /** A typed message's turn: echoed as the scrollback keeps it, then handled. */
+  private async take(message: string): Promise<void> {
+    this.echo(message)
+    await this.handle(message.trim() === "" ? "" : message.replace(/^\s+|\s+$/g, ""))
+    this.updatePrompt()
   }
 
   /** The line as the scrollback keeps it: after the prompt it answered. */
@@ -292,8 +263,12 @@ export class Chat implements ChatContext {
     this.say(`${prompt}${first}`, ...rest.map((l) => `  ${l}`))
   }
 
-  /** Ctrl-C: cancel the open run; a second press within 3 s quits. */
+  /** Ctrl-C: cancel the open run; a second press within 3 s quits; before the start is done, quits. */
   interrupt(): void {
+    if (!this.booted) {
+      this.quit(130)
+      return
+    }
     const now = Date.now()
     const twice = now - this.lastCtrlC < SECOND_CTRL_C_MS
     this.lastCtrlC = now
@@ -311,12 +286,13 @@ export class Chat implements ChatContext {
       this.quit(130)
       return
     }
-    this.rl?.write(null, { ctrl: true, name: "u" })
+    this.input?.rl.write(null, { ctrl: true, name: "u" })
     this.say(this.paint("dim", "(Ctrl-C again, or /quit, to leave)"))
   }
 
   readonly send = async (text: string, note?: string): Promise<void> => {
     const { state } = this
+    if (!state.host) return this.say(this.paint("yellow", NO_AGENT))
     if (!state.sessionId && !(await newSession(this))) return
     const sessionId = state.sessionId!
     this.auto.sent(sessionId)
@@ -328,13 +304,16 @@ export class Chat implements ChatContext {
     }
     // Said before the call: the run's own lines may arrive before the call's answer does.
     if (note) this.say(this.paint("dim", `  ↳ ${note}`))
-    if (!this.runs.running) this.screen.spin("Waiting for the model…")
+    const deliveryId = randomUUID()
+    if (this.runs.running) this.steers.sent(deliveryId, text)
+    else this.screen.spin("Waiting for the model…")
     this.runs.sending++
     const accepted = await this.attempt(undefined, "try again, or /new for a fresh session", () =>
       this.call("prompt", {
         sessionId,
         text,
         itemId,
+        deliveryId,
         ...(images.length > 0 && { images: images.map((a) => a.image) }),
       }),
     ).finally(() => {
@@ -343,7 +322,8 @@ export class Chat implements ChatContext {
     if (!accepted) return
     state.attachments = []
     state.userItems.push({ id: itemId, text })
-    if (accepted.steered) this.say(this.paint("dim", "  ↳ sent to the running turn (steering)"))
+    const steered = this.steers.accepted(deliveryId, accepted)
+    if (steered) this.say(this.paint("dim", `  ${steered}`))
     this.runs.accepted(accepted.run_id)
     this.updateStatus()
   }
@@ -358,53 +338,50 @@ export class Chat implements ChatContext {
 
   // -- the two ways to run -------------------------------------------------------
 
-  private openInput(): Interface {
-    const terminal = this.screen.interactive
-    const historyFile = this.options.historyFile
-    const history = historyFile && terminal ? loadHistory(historyFile) : []
-    const rl = createInterface({
-      input: this.options.input,
-      output: this.options.output,
-      terminal,
-      historySize: 500,
-      history: [...history].reverse(),
-      removeHistoryDuplicates: true,
-      ...(terminal && { completer: (line: string) => completeLine(this, line) }),
-    })
-    this.rl = rl
-    this.screen.attach(rl)
-    this.assembler = new LineAssembler(terminal, (message) => {
-      if (historyFile && terminal && !message.includes("\n") && !this.pending.waiting)
-        appendHistory(historyFile, message)
-      this.onMessage(message)
-    })
-    rl.on("line", (line) => {
-      this.screen.lineEntered(line)
-      this.assembler?.push(line)
-      // A continuation or paste shows its own prompt until the message is whole.
-      setImmediate(() => this.updatePrompt())
-    })
-    rl.on("SIGINT", () => this.interrupt())
-    return rl
-  }
-
-  /** Read input until `run` resolves the exit code; Ctrl-C outside the terminal's raw mode too. */
-  private async serve(mode: "interactive" | "once", run: (resolve: (code: number) => void) => void) {
+  /**
+   * Read input until `run` resolves the exit code (Ctrl-C outside the terminal's
+   * raw mode too). The input line is up at once; typed lines wait for `ready`
+   * (false: the start failed and said why, the chat ends with 1).
+   */
+  private async serve(
+    mode: "interactive" | "once",
+    ready: Promise<boolean>,
+    run: (resolve: (code: number) => void) => void,
+  ) {
     this.mode = mode
-    if (mode === "once") this.updatePrompt()
-    const rl = this.openInput()
+    this.booted = false
+    if (!this.state.host) this.screen.spin("Starting…")
+    this.input = openInputLine(this, {
+      message: (m) => this.queue.push(m),
+      interrupt: () => this.interrupt(),
+    })
+    const rl = this.input.rl
     const onSignal = () => this.interrupt()
     process.on("SIGINT", onSignal)
     const code = await new Promise<number>((resolve) => {
       this.quitWith = resolve
+      this.ready = ready.then(
+        (ok) => {
+          this.booted = true
+          this.screen.spin(undefined)
+          if (!ok) resolve(1)
+          return ok
+        },
+        (error: unknown) => {
+          this.fail(error, "run it again, or report it with the command you ran")
+          resolve(1)
+          return false
+        },
+      )
+      this.updatePrompt()
       run(resolve)
       if (mode === "interactive")
         rl.on("close", () => {
           if (this.screen.interactive) return resolve(0)
           // A script's end: every line it sent, and the runs they started, first.
-          void this.settled().then(() =>
-            resolve(this.runs.lastOutcome === undefined ? 0 : exitCodeFor(this.runs.lastOutcome)),
-          )
+          void this.queue
+            .settled()
+            .then(() => resolve(this.runs.lastOutcome === undefined ? 0 : exitCodeFor(this.runs.lastOutcome)))
         })
     })
     process.off("SIGINT", onSignal)
@@ -413,17 +390,23 @@ export class Chat implements ChatContext {
   }
 
   /** The interactive chat, until /quit, Ctrl-C twice or the end of input. Resolves with the exit code. */
-  interactive(): Promise<number> {
-    return this.serve("interactive", () => this.updatePrompt())
+  interactive(ready: Promise<boolean> = Promise.resolve(true)): Promise<number> {
+    return this.serve("interactive", ready, () => {})
   }
 
-  /** Run one prompt to its end; the exit code says how it ended. */
-  once(text: string): Promise<number> {
-    return this.serve("once", (resolve) => {
-      this.say(`${this.paint(["cyan", "bold"], "›")} ${text}`)
+  /** Run one prompt to its end once `ready`; the exit code says how it ended. */
+  once(text: string, ready: Promise<boolean> = Promise.resolve(true)): Promise<number> {
+    return this.serve("once", ready, (resolve) => {
       void (async () => {
+        if (!(await this.ready)) return
+        if (!this.state.host) {
+          this.say(this.paint("yellow", NO_AGENT))
+          return resolve(1)
+        }
+        const sessionId = this.state.sessionId
+        if (!sessionId) return resolve(1)
+        this.say(`${this.paint(["cyan", "bold"], "›")} ${text}`)
         this.screen.spin("Waiting for the model…")
-        const sessionId = this.state.sessionId!
         const accepted = await this.attempt(
           undefined,
           "check the account with `claude auth status`, or use --demo",
@@ -441,7 +424,7 @@ export class Chat implements ChatContext {
     clearTimeout(this.idleTimer)
     this.screen.write(this.state.renderer.flush())
     this.screen.close()
-    this.rl?.close()
+    this.input?.rl.close()
     this.unsubscribe()
     this.auto.dispose()
   }

@@ -22,6 +22,8 @@ export interface ChoiceContext {
   readonly model?: string
   /** Running as root without IS_SANDBOX: the CLI refuses to skip permissions. */
   readonly rootWithoutSandbox: boolean
+  /** The agent's own word that full access cannot run here (its notice), which settles it. */
+  readonly fullRefused?: string
 }
 
 export const rootWithoutSandbox = (env: Readonly<Record<string, string | undefined>>): boolean =>
@@ -40,8 +42,9 @@ export const choicesFor = (info: AgentInfo, optionId: string, context: ChoiceCon
     aliases: [],
     ...(optionId === OPTION.approval &&
       c.value === "full" &&
-      context.rootWithoutSandbox && {
+      (context.fullRefused !== undefined || context.rootWithoutSandbox) && {
         unavailable:
+          context.fullRefused ??
           "the CLI refuses to skip permissions for root unless IS_SANDBOX=1 says it runs in a sandbox",
       }),
   }))

@@ -22,15 +22,26 @@ import type { Screen } from "./screen.ts"
 export type Format = Parameters<typeof styleText>[0]
 
 export interface ChatOptions {
-  readonly host: Host
-  readonly agentId: string
+  /** The host and the agent to talk to; without them the chat waits for `connect`. */
+  readonly host?: Host
+  readonly agentId?: string
   /** The workspace: the session's cwd. */
   readonly cwd: string
+  /** The host's data folder: its installed plugins (/plugins). */
+  readonly dataDir?: string
+  /** How the person started this front end, for the commands it suggests ("cvg", "npm start --"). */
+  readonly program?: string
   readonly input: NodeJS.ReadableStream & { isTTY?: boolean }
   readonly output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   readonly color: boolean
   /** Option values for new sessions (model, effort, approval_mode). */
   readonly sessionOptions?: Readonly<Record<string, string | boolean>>
+  /** Values the person chose last time (preferences.ts): used unless a flag says otherwise and still offered. */
+  readonly remembered?: Readonly<Record<string, string>>
+  /** Keep a value chosen with /model or /effort for the next start. */
+  readonly remember?: (optionId: string, value: string) => void
+  /** Start by continuing this stored session (its id) rather than a new one. */
+  readonly resume?: string
   /** Approvals answered at the prompt, or by policy (one-shot runs). Default "ask". */
   readonly approvals?: "ask" | "allow" | "deny"
   /** Questions answered at the prompt, or with each question's first option. Default "ask". */
@@ -39,8 +50,11 @@ export interface ChatOptions {
   readonly policyReason?: string
   /** The prompt history file (kept across restarts); none: history lasts the chat. */
   readonly historyFile?: string
-  /** Stop the plugin and load it again (after /account add); none: applies at the next start. */
-  readonly reload?: () => Promise<Host>
+  /**
+   * Stop the plugin and load the enabled one again (after /account add, /plugins
+   * enable or disable); undefined when none is enabled. None: applies at the next start.
+   */
+  readonly reload?: () => Promise<Host | undefined>
   /** The environment the CLI runs in (which approval modes it allows). Default process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Send one "continue" when a blocked run's usage window reopens (host/core/auto-continue.ts). Default off. */
@@ -49,7 +63,8 @@ export interface ChatOptions {
 
 /** What the chat knows about the agent and the session it drives. */
 export interface ChatState {
-  host: Host
+  /** Undefined until the host has started, and while no enabled plugin provides an agent. */
+  host: Host | undefined
   agentId: string
   /** The workspace: the session's cwd. */
   cwd: string
@@ -71,6 +86,8 @@ export interface ChatState {
   skills: ReadonlyArray<SkillInfo> | undefined
   /** Images that go with the next prompt. */
   attachments: Array<{ image: ImageInput; path: string }>
+  /** The agent said full access cannot run here (its notice's words): /approval full is refused with them. */
+  fullRefused: string | undefined
 }
 
 /** One call to the agent the chat talks to. */
@@ -109,7 +126,8 @@ export interface ChatContext {
     run: () => Promise<A>,
   ) => Promise<A | undefined>
   readonly call: AgentCall
-  readonly newRenderer: () => Renderer
+  /** A renderer for this chat (`fresh`: a new session, whose cost starts at nothing). */
+  readonly newRenderer: (fresh?: boolean) => Renderer
   readonly updateStatus: () => void
   readonly updatePrompt: () => void
   /** An agent event, as if it had just arrived (the ones held while a session opened). */
@@ -119,9 +137,38 @@ export interface ChatContext {
   /** Leave the chat with this exit code. */
   readonly quit: (code: number) => void
   /** Stop the plugin and load it again (options.reload), listening to the new host. */
-  readonly reloadHost: (reload: () => Promise<Host>) => Promise<void>
+  readonly reloadHost: (reload: () => Promise<Host | undefined>) => Promise<void>
 }
+
+/** Said when something needs an agent and no enabled plugin provides one. */
+export const NO_AGENT =
+  "no enabled plugin provides an agent: /plugins lists the installed ones, /plugins enable <id> turns one on"
 
 export const oneLine = (error: unknown): string =>
   (error instanceof Error ? error.message : String(error)).split("\n").find((l) => l.trim() !== "") ??
   "unknown error"
+
+/** The host, for a command that runs only with an agent (runSlashLine checks before it runs). */
+export const hostOf = (ctx: ChatContext): Host => {
+  if (!ctx.state.host) throw new Error(NO_AGENT)
+  return ctx.state.host
+}
+
+/** A chat's state before it knows anything of its agent. */
+export const initialState = (options: ChatOptions, renderer: Renderer): ChatState => ({
+  host: undefined,
+  agentId: options.agentId ?? "claude",
+  cwd: options.cwd,
+  info: undefined,
+  knownInfo: undefined,
+  sessionId: undefined,
+  sessionInfo: undefined,
+  sessionOptions: { ...options.sessionOptions },
+  renderer,
+  held: undefined,
+  userItems: [],
+  lastList: undefined,
+  skills: undefined,
+  attachments: [],
+  fullRefused: undefined,
+})

@@ -1,30 +1,28 @@
 /**
- * `npm start`: the plugin in this repository, loaded by host/ under its
- * grants, with a chat in the terminal (host/tui/). With no login (no
- * ANTHROPIC_API_KEY, and `claude auth status` signed out or no CLI) or with
- * --demo it runs offline against testkit's scripted model.
+ * The terminal front end: `cvg` (dist/tui/main.mjs, built by
+ * scripts/build-tui.mjs) and `npm start` in a checkout. The input line is up
+ * at once; the host, its enabled plugin and the session start behind it
+ * (boot.ts), and a prompt typed meanwhile runs when they are ready. With no
+ * login (no ANTHROPIC_API_KEY, and `claude auth status` signed out or no
+ * CLI) or with --demo it runs offline against testkit's scripted model.
  *
- *   npm start                      chat
- *   npm start -- "prompt"          run one prompt; exit 0 Completed, 1 Failed, 130 Cancelled
- *   npm start -- --help            the options
+ *   cvg                        chat
+ *   cvg "prompt"               run one prompt; exit 0 Completed, 1 Failed, 130 Cancelled
+ *   cvg install <plugin>       install a plugin (its grants shown; enabled separately)
+ *   cvg plugins [enable|disable <id>]
+ *   cvg --help                 the options
  *
  * Whatever ends it (a run's end, /quit, Ctrl-C at any moment, a signal, a
  * reader that closed stdout) ends it the same way: the host closes (every
  * `claude` process with it) and the demo's temporary folder is removed.
  */
 import { statSync } from "node:fs"
-import { homedir } from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import { type AutoContinueMode, parseAutoContinueMode } from "../core/auto-continue.ts"
-import { parseArgs, styleText } from "node:util"
-import { startHost } from "../core/host.ts"
-import { Chat } from "./app.ts"
-import { DEMO_ACCOUNT_NAME, type DemoWorld, startDemoWorld } from "./demo-env.ts"
-import { detectLogin, type LoginState, loginPath } from "./login.ts"
-import { DEMO_PROMPT } from "../../testkit/demo.ts"
-
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
+import { join, resolve } from "node:path"
+import { styleText } from "node:util"
+import { parseAutoContinueMode } from "../core/auto-continue.ts"
+import { Chat, type ChatOptions } from "./app.ts"
+import { type Parsed, parseCommandLine, programName, usage } from "./args.ts"
+import { boot, type BootContext, defaultDataDir } from "./boot.ts"
 
 const isFolder = (path: string): boolean => {
   try {
@@ -33,75 +31,6 @@ const isFolder = (path: string): boolean => {
     return false
   }
 }
-
-const USAGE = `npm start [-- [options] ["prompt"]]
-
-  With a prompt, run it and exit when the run ends (0 Completed, 1 Failed, 130 Cancelled).
-  Without one, open the chat (/help inside lists the commands).
-
-  --demo            the offline demo: a scripted model on 127.0.0.1, no login needed
-                    (the default when no login is found)
-  --account <id>    use the real model with this account ("claude", or a stored account id)
-  --yes             one-shot runs and piped input: allow every approval and take each
-                    question's first option (without it approvals are denied)
-  --cwd <dir>       the workspace the agent works in (default: the folder npm start was run
-                    from; with --demo, the demo's own temporary folder)
-  --data <dir>      the host's data folder: accounts, plugin storage, prompt history
-                    (default ~/.local/share/convergence-claude; not with --demo)
-  --model <value>   --effort <level>   --approval <supervised|accept_edits|auto|full>
-  --auto-continue <identified|any>  when a usage limit blocks a run, send one "continue"
-                    at its reset (identified: claude.ai accounts only; any: also keys and tokens)
-  --keep            keep the demo's temporary folder
-  --no-color        plain text
-`
-
-const fail = (message: string, hint: string): never => {
-  process.stderr.write(`✗ ${message} — ${hint}\n`)
-  process.exit(1)
-}
-
-const autoContinueMode = (value: string | undefined): AutoContinueMode =>
-  parseAutoContinueMode(value) ??
-  fail(`--auto-continue=${value}`, "use --auto-continue identified, any or off")
-
-const parse = () => {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        demo: { type: "boolean" },
-        account: { type: "string" },
-        yes: { type: "boolean", short: "y" },
-        cwd: { type: "string" },
-        data: { type: "string" },
-        model: { type: "string" },
-        effort: { type: "string" },
-        approval: { type: "string" },
-        keep: { type: "boolean" },
-        "auto-continue": { type: "string" },
-        "no-color": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    })
-  } catch (error) {
-    return fail((error as Error).message, "npm start -- --help lists the options")
-  }
-}
-
-const whyDemo = (login: LoginState): string =>
-  login.kind === "no_cli"
-    ? `no Claude Code CLI could be run (${login.reason})`
-    : "no ANTHROPIC_API_KEY, and `claude auth status` says you are not logged in"
-
-/** How to get a real login from here: the CLI this repository pins, or one on PATH. */
-const loginHint = (login: LoginState | undefined): string =>
-  login?.kind === "no_cli"
-    ? "Install Claude Code (npm ci here puts the pinned one in node_modules/.bin), then sign in with `npx claude auth login`, or set ANTHROPIC_API_KEY."
-    : "Sign in with `npx claude auth login` (the CLI this repository pins), or set ANTHROPIC_API_KEY, then run npm start again."
-
-/** The host's data folder (accounts, storage, prompt history) when no --data is given. */
-const defaultDataDir = () =>
-  join(process.env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "convergence-claude")
 
 /**
  * The one way out: close what is open (the host ends every child; the demo
@@ -134,137 +63,107 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") void exitWith(141)
 })
 
-const main = async (): Promise<number> => {
-  const { values, positionals } = parse()
-  if (values.help) {
-    process.stdout.write(USAGE)
+const fail = (message: string): number => {
+  process.stderr.write(`✗ ${message}\n`)
+  return 1
+}
+
+type Paint = (format: Parameters<typeof styleText>[0], text: string) => string
+
+/** `install` and `plugins`: the plugin verbs, on the data folder. */
+const pluginVerb = async (
+  values: Parsed["values"],
+  words: ReadonlyArray<string>,
+  paint: Paint,
+): Promise<number> => {
+  const verbs = await import("./plugin-verbs.ts")
+  const program = programName()
+  const dataDir = resolve(values.data ?? defaultDataDir())
+  const [verb, what, id] = words
+  if (verb === "install") {
+    if (!what) return fail(`name the plugin to install — ${program} install convergence/claude`)
+    const installed = await verbs.install(dataDir, what, paint, program).catch((error: Error) => error)
+    if (installed instanceof Error) return fail(`${installed.message.split("\n")[0]} — ${program} --help`)
+    process.stdout.write(`${installed.lines.join("\n")}\n`)
     return 0
   }
-  const prompt = positionals.join(" ").trim() || undefined
+  if (what === "enable" || what === "disable") {
+    process.stdout.write(`${verbs.toggle(dataDir, id, what === "enable", paint)}\n`)
+    return 0
+  }
+  if (what !== undefined && what !== "details") return fail(`plugins ${what}? — ${program} --help`)
+  process.stdout.write(`${(await verbs.listPlugins(dataDir, paint, what === "details")).join("\n")}\n`)
+  return 0
+}
+
+const main = async (): Promise<number> => {
+  const program = programName()
+  const parsedLine = parseCommandLine(process.argv.slice(2), program)
+  if (!parsedLine.ok) return fail(parsedLine.message)
+  const { values, positionals } = parsedLine.parsed
+  if (values.help) {
+    process.stdout.write(usage(program))
+    return 0
+  }
   const color =
     process.stdout.isTTY === true &&
     !values["no-color"] &&
     !process.env.NO_COLOR &&
     process.env.TERM !== "dumb"
-  const paint = (format: Parameters<typeof styleText>[0], text: string) =>
-    color ? styleText(format, text, { validateStream: false }) : text
+  const paint: Paint = (format, text) => (color ? styleText(format, text, { validateStream: false }) : text)
+  if (positionals[0] === "install" || positionals[0] === "plugins")
+    return pluginVerb(values, positionals, paint)
 
-  let demoReason: string | undefined
-  let login: LoginState | undefined
-  if (values.demo) demoReason = "--demo"
-  else if (values.account === undefined) {
-    login = await detectLogin(process.env)
-    if (login.kind === "no_cli" || login.kind === "logged_out") demoReason = whyDemo(login)
-  }
-  if (demoReason !== undefined && values.data !== undefined)
-    fail(
-      "--data is not used by the demo",
-      "the demo keeps its accounts and storage in its own temporary folder; drop --data, or use --account",
-    )
+  const prompt = positionals.join(" ").trim() || undefined
+  const autoContinue = parseAutoContinueMode(values["auto-continue"])
+  if (autoContinue === undefined)
+    return fail(`--auto-continue=${values["auto-continue"]} — use --auto-continue identified, any or off`)
   const cwdFlag = values.cwd === undefined ? undefined : resolve(values.cwd)
   if (cwdFlag !== undefined && !isFolder(cwdFlag))
-    fail(`--cwd ${cwdFlag} is not a folder`, "name a folder that exists")
+    return fail(`--cwd ${cwdFlag} is not a folder — name a folder that exists`)
 
-  let world: DemoWorld | undefined
   const sessionOptions: Record<string, string> = {}
   if (values.model) sessionOptions.model = values.model
   if (values.effort) sessionOptions.effort = values.effort
   if (values.approval) sessionOptions.approval_mode = values.approval
-
-  let host: Awaited<ReturnType<typeof startHost>>
-  let agentId: string
-  let cwd: string
-  let hostOptions: Parameters<typeof startHost>[0]
-  if (demoReason !== undefined) {
-    world = await startDemoWorld(repoRoot, {
-      keep: values.keep === true,
-      ...(cwdFlag && { workspace: cwdFlag }),
-    })
-    const demo = world
-    cleanups.push(() => demo.close())
-    agentId = world.agentId
-    cwd = world.workspace
-    hostOptions = {
-      pluginDir: repoRoot,
-      home: world.home,
-      dataDir: world.dataDir,
-      env: world.env,
-      workspaces: [cwd],
-    }
-  } else {
-    const account = values.account ?? "claude"
-    agentId = account === "claude" || account.startsWith("claude:") ? account : `claude:${account}`
-    cwd = cwdFlag ?? resolve(process.env.INIT_CWD ?? process.cwd())
-    const dataDir = resolve(values.data ?? defaultDataDir())
-    const env = { ...process.env, PATH: loginPath(process.env.PATH) }
-    hostOptions = { pluginDir: repoRoot, dataDir, env, workspaces: [cwd] }
+  // Nobody at a keyboard (a prompt argument, or lines from a pipe): answered by policy.
+  const unattended = prompt !== undefined || process.stdin.isTTY !== true
+  const byPolicy = values.yes === true || values.demo === true
+  const options: BootContext["options"] = {
+    cwd: cwdFlag ?? resolve(process.env.INIT_CWD ?? process.cwd()),
+    input: process.stdin,
+    output: process.stdout,
+    color,
+    program,
+    historyFile: join(values.data ? resolve(values.data) : defaultDataDir(), "prompt-history.jsonl"),
+    ...(Object.keys(sessionOptions).length > 0 && { sessionOptions }),
+    ...(values.resume && { resume: values.resume }),
+    approvals: unattended ? (byPolicy ? "allow" : "deny") : "ask",
+    questions: unattended && byPolicy ? "first" : "ask",
+    policyReason: values.demo
+      ? "demo"
+      : values.yes
+        ? "--yes"
+        : `${prompt === undefined ? "piped input" : "one-shot run"} without --yes`,
+    autoContinue,
   }
-  host = await startHost(hostOptions)
-  let current = host
-  cleanups.push(() => current.close())
-  const reload = async () => {
-    await current.close()
-    current = await startHost(hostOptions)
-    host = current
-    return current
-  }
-
-  let code = 1
-  try {
-    // Stored accounts register once the plugin has read its storage.
-    if (!host.agents.has(agentId))
-      await host.events
-        .waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
-        .catch(() => {
-          throw new Error(
-            `no account ${agentId} (have: ${[...host.agents.keys()].join(", ")}) — use --account claude, or /account add in the chat`,
-          )
-        })
-
-    const unattended = prompt !== undefined || process.stdin.isTTY !== true
-    const chat = new Chat({
-      host,
-      agentId,
-      cwd,
-      input: process.stdin,
-      output: process.stdout,
-      color,
-      reload,
-      env: world?.env ?? process.env,
-      historyFile: join(values.data ? resolve(values.data) : defaultDataDir(), "prompt-history.jsonl"),
-      ...(Object.keys(sessionOptions).length > 0 && { sessionOptions }),
-      // Nobody at a keyboard (a prompt argument, or lines from a pipe): answered by policy.
-      approvals: unattended ? (values.yes || world ? "allow" : "deny") : "ask",
-      questions: unattended && (values.yes || world) ? "first" : "ask",
-      policyReason: world
-        ? "demo"
-        : values.yes
-          ? "--yes"
-          : `${prompt === undefined ? "piped input" : "one-shot run"} without --yes`,
-      autoContinue: autoContinueMode(values["auto-continue"]),
-    })
-    chat.say(
-      `${paint("bold", "convergence/claude")} ${paint("dim", `· plugin ${host.manifest.id} in host/ · account ${agentId}`)}`,
-      paint("dim", `workspace ${cwd}`),
-    )
-    if (world)
-      chat.say(
-        paint(["yellow", "bold"], `DEMO — the model is scripted (testkit/demo.ts on ${world.server.url}).`) +
-          paint("yellow", " No network, no login; it is not Claude."),
-        paint("dim", `  why: ${demoReason}. ${DEMO_ACCOUNT_NAME} is the account.`),
-        paint("dim", `  ${loginHint(login)}`),
-        ...(prompt === undefined
-          ? [
-              `  Type anything (try ${paint("bold", `"${DEMO_PROMPT}"`)}) to run it. /help lists the commands.`,
-            ]
-          : []),
-      )
-    if (!(await chat.start())) return 1
-    code = prompt === undefined ? await chat.interactive() : await chat.once(prompt)
-  } catch (error) {
-    process.stderr.write(`✗ ${error instanceof Error ? error.message.split("\n")[0] : String(error)}\n`)
-    code = 1
-  }
+  const chat = new Chat(options as ChatOptions)
+  const found: BootContext["found"] = {}
+  const ready = boot({
+    values,
+    oneShot: prompt !== undefined,
+    program,
+    chat,
+    options,
+    paint,
+    cleanup: (fn) => cleanups.push(fn),
+    found,
+  })
+  const code = prompt === undefined ? await chat.interactive(ready) : await chat.once(prompt, ready)
+  // How to come back to the chat just left (the demo's sessions leave with its folder).
+  const { sessionId, userItems } = chat.state
+  if (prompt === undefined && !found.world && sessionId && userItems.length > 0)
+    process.stdout.write(paint("dim", `to continue this chat: ${program} --resume ${sessionId}\n`))
   return code
 }
 
@@ -272,7 +171,7 @@ main().then(
   (code) => exitWith(code),
   (error: unknown) => {
     process.stderr.write(
-      `✗ ${error instanceof Error ? error.message.split("\n")[0]! : String(error)} — run \`npm run setup\`, or report it with the command you ran\n`,
+      `✗ ${error instanceof Error ? error.message.split("\n")[0]! : String(error)} — report it with the command you ran\n`,
     )
     return exitWith(1)
   },

@@ -1,17 +1,14 @@
 /**
- * Markdown answers for the terminal: `marked` parses, `marked-terminal`
- * lays out (headings, emphasis, lists, code fences highlighted by
- * cli-highlight, tables, links). Without colour the text is left as the
- * model wrote it: raw markdown is the most faithful plain text.
+ * Markdown answers for the terminal, laid out by markdown-parser.ts (marked
+ * and marked-terminal), which is loaded after the input line is up
+ * (`loadMarkdown`; until then, and without colour, the text is left as the
+ * model wrote it: raw markdown is the most faithful plain text).
  *
  * Streams are rendered a block at a time: a block ends at a blank line
  * outside a code fence, or when the fence closes, so a paragraph, a list, a
  * table or a code block is laid out once it is whole and the screen only
  * ever gets whole lines.
  */
-import { Marked } from "marked"
-import { markedTerminal } from "marked-terminal"
-
 export interface MarkdownOptions {
   readonly color: boolean
   /** Columns to lay tables and rules out in. */
@@ -20,24 +17,31 @@ export interface MarkdownOptions {
 
 const FENCE = /^\s{0,3}(```|~~~)/
 
+let parserFor: ((width: number) => (source: string) => string) | undefined
+let loading: Promise<void> | undefined
+
+/** Load the layout (once); markdown rendered before it is shown as written. */
+export const loadMarkdown = (): Promise<void> => {
+  loading ??= import("./markdown-parser.ts").then((m) => {
+    parserFor = m.markdownParser
+  })
+  return loading
+}
+
 /** Render one whole block of markdown as terminal lines (no trailing newline). */
 export const makeMarkdown = (options: MarkdownOptions) => {
-  let marked: Marked | undefined
+  let parse: ((source: string) => string) | undefined
   let builtFor = 0
-  const parser = (): Marked => {
-    const width = Math.max(20, options.width())
-    if (!marked || builtFor !== width) {
-      marked = new Marked()
-      marked.use(markedTerminal({ width, reflowText: false, tab: 2, emoji: false }, {}))
-      builtFor = width
-    }
-    return marked
-  }
   return (source: string): string => {
     const text = source.replace(/\s+$/, "")
-    if (!options.color || text === "") return text
+    if (!options.color || text === "" || !parserFor) return text
+    const width = Math.max(20, options.width())
+    if (!parse || builtFor !== width) {
+      parse = parserFor(width)
+      builtFor = width
+    }
     try {
-      return (parser().parse(text) as string).replace(/\s+$/, "")
+      return parse(text).replace(/\s+$/, "")
     } catch {
       // A block marked cannot lay out is shown as written.
       return text

@@ -1,7 +1,10 @@
-import { describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import type { AgentEvent, TaskInfo, ToolCall } from "../../sdk/protocol.ts"
+import { loadMarkdown } from "./markdown.ts"
 import { makeRenderer } from "./render.ts"
 import { compactNumber, stripAnsi } from "./text.ts"
+
+beforeAll(() => loadMarkdown())
 
 const S = "s1"
 const R = "run-1"
@@ -178,11 +181,10 @@ describe("tool calls", () => {
     expect(out).toBe(
       [
         "  ⎿ ✓ Completed",
-        "    @@ -1,3 +1,3 @@",
-        "     def greet():",
-        '    -    print("Hello")',
-        '    +    print("Hello, world")',
-        "     ",
+        "    1  def greet():",
+        '    2 -    print("Hello")',
+        '    2 +    print("Hello, world")',
+        "    3",
         "",
       ].join("\n"),
     )
@@ -202,8 +204,47 @@ describe("tool calls", () => {
       diff: "-a\n+b\n-c\n+d\n",
     }
     expect(r.event({ type: "ToolCallStarted", session_id: S, call })).toBe(
-      "⏺ Edit /ws/a\n  -a\n  +b\n  … 2 more diff lines · /expand 1\n",
+      "⏺ Edit /ws/a\n  -a\n  +b\n  ⋮ 1 more removed line\n  ⋮ 1 more added line\n  … 2 more diff lines · /expand 1\n",
     )
+  })
+
+  it("shows both sides of a long edit fairly, with the file's line numbers, and /expand without end-of-file markers", () => {
+    // 30 lines replaced by 30 in the middle of a file: the cut keeps removed and added lines alike.
+    const old = Array.from({ length: 30 }, (_, i) => `-old ${i + 1}`)
+    const added = Array.from({ length: 30 }, (_, i) => `+new ${i + 1}`)
+    const call: ToolCall = {
+      id: "e3",
+      name: "Edit",
+      kind: "edit",
+      title: "Edit /ws/big.txt",
+      input: {},
+      status: "Completed",
+      output: {
+        structuredPatch: [
+          {
+            oldStart: 101,
+            oldLines: 32,
+            newStart: 101,
+            newLines: 32,
+            lines: [" before", ...old, ...added, " after", "\\ No newline at end of file"],
+          },
+        ],
+      },
+    }
+    const r = makeRenderer({ color: false })
+    const out = r.event({ type: "ToolCallFinished", session_id: S, call })
+    const removed = out.split("\n").filter((l) => / -old /.test(l))
+    const kept = out.split("\n").filter((l) => / \+new /.test(l))
+    expect(removed.length).toBeGreaterThanOrEqual(15)
+    expect(Math.abs(removed.length - kept.length)).toBeLessThanOrEqual(1)
+    expect(out).toContain("    101  before\n    102 -old 1\n")
+    expect(out).toContain("    102 +new 1\n")
+    expect(out).toMatch(/⋮ 1\d more removed lines\n/)
+    expect(out).not.toContain("No newline")
+    const whole = r.expand(r.folds()) ?? ""
+    expect(whole.split("\n")).toHaveLength(62)
+    expect(whole).toContain("131 +new 30\n132  after")
+    expect(whole).not.toContain("No newline")
   })
 
   it("shows a written file as added lines", () => {
@@ -406,9 +447,70 @@ describe("the end of a run", () => {
       },
     ])
     expect(out).toContain(
-      "── Completed · 3.2s · 2 turns · 1.2k in / 56 out (18 thinking) · context 12k/1M (1%) · $0.0012\n",
+      "── Completed · 3.2s · 2 turns · 1.2k in / 56 out (18 thinking) · context 12k/1M (1%)\n",
     )
     expect(out).toMatch(/rate limits: 5-hour 42% \(resets \d\d:\d\d\)\n/)
+  })
+
+  it("shows each run's own cost, though the CLI reports the session's running total", () => {
+    const r = makeRenderer({ color: false, costBefore: 0 })
+    const end = (run_id: string, cost_usd: number) =>
+      r.event({
+        type: "RunEnded",
+        session_id: S,
+        run_id,
+        outcome: "Completed",
+        usage: { input_tokens: 10, output_tokens: 5, cost_usd },
+      })
+    expect(end("r1", 0.184)).toContain("· $0.1840\n")
+    // The second run cost 0.02; the CLI says 0.204 (the session so far).
+    expect(end("r2", 0.204)).toContain("· $0.0200\n")
+    expect(r.sessionCost()).toBe(0.204)
+    // A resumed session's first total includes runs this chat never saw: no cost rather than a wrong one.
+    const resumed = makeRenderer({ color: false })
+    expect(
+      resumed.event({
+        type: "RunEnded",
+        session_id: S,
+        run_id: "r",
+        outcome: "Completed",
+        usage: { input_tokens: 1, output_tokens: 1, cost_usd: 1.5 },
+      }),
+    ).not.toContain("$")
+  })
+
+  it("says an API error once, and what became of the prompt with the run's end", () => {
+    // As 2.1.282 sends a rejected request (testdata/cli-2.1.282/rate_limit): the error as text, then as the result.
+    const error = "API Error: Request rejected (429) · Number of request tokens has exceeded your rate limit."
+    const out = play([
+      { type: "RunStarted", session_id: S, run_id: R },
+      { type: "TextDelta", session_id: S, run_id: R, item_id: "m:0", text: error },
+      {
+        type: "input_delivery",
+        session_id: S,
+        run_id: R,
+        input_uuid: "u1",
+        state: "not_picked_up",
+        reason: "the turn ended before the model worked on it",
+      },
+      { type: "RunEnded", session_id: S, run_id: R, outcome: "Failed", error },
+    ])
+    expect(out.split(error)).toHaveLength(2)
+    expect(out).not.toContain("input not picked up")
+    expect(out).toBe(`${error}\n── Failed\n   the model never took up your prompt: nothing of it ran\n`)
+  })
+
+  it("in a one-shot run, offers no /expand (nothing can be typed after it) and no skills count", () => {
+    const r = makeRenderer({ color: false, outputLines: 2, oneShot: true })
+    const out = [
+      r.event({ type: "Skills", session_id: S, skills: [{ name: "review", source: "user" }] }),
+      r.event({
+        type: "ToolCallFinished",
+        session_id: S,
+        call: bash({ status: "Completed", exit_code: 0, output_text: "1\n2\n3\n4" }),
+      }),
+    ].join("")
+    expect(out).toBe("  ⎿ ✓ Completed · exit 0\n    1\n    2\n    … 2 more lines\n")
   })
 
   it("says nothing of limits when none were reported, and shows a failure's error", () => {

@@ -21,11 +21,11 @@ import {
 import { block, flush, reasoningRows, streamChunk } from "./render/stream.ts"
 import { planLines, taskLabel, taskTree, taskUpdate } from "./render/tasks.ts"
 import { callFinished, callStarted } from "./render/tools.ts"
-import { resetTime } from "./text.ts"
+import { firstLine, resetTime } from "./text.ts"
 
 export type { RenderOptions } from "./render/context.ts"
 export { PLAN_GLYPH } from "./render/context.ts"
-export { answersOf, patchText, structuredPatchOf } from "./render/tools.ts"
+export { answersOf, structuredPatchOf } from "./render/tools.ts"
 
 export interface Renderer {
   /** The text one event adds to the screen ("" when it shows nothing). */
@@ -44,6 +44,8 @@ export interface Renderer {
   readonly expand: (n: number) => string | undefined
   /** How many folds there are. */
   readonly folds: () => number
+  /** The session's cost so far as Claude Code counts it (undefined: not reported yet). */
+  readonly sessionCost: () => number | undefined
 }
 
 const onEvent = (ctx: RenderContext, e: AgentEvent): string => {
@@ -52,8 +54,15 @@ const onEvent = (ctx: RenderContext, e: AgentEvent): string => {
   switch (e.type) {
     case "RunStarted":
       ctx.runTasks.clear()
+      ctx.run = { id: e.run_id, item: "", text: "" }
       return flush(ctx)
     case "TextDelta":
+      if (ctx.run && e.task_id === undefined)
+        ctx.run = {
+          ...ctx.run,
+          item: e.item_id,
+          text: (ctx.run.item === e.item_id ? ctx.run.text : "") + e.text,
+        }
       return streamChunk(ctx, e.item_id, "text", e.task_id, e.text)
     case "ReasoningDelta":
       return streamChunk(ctx, e.item_id, "reasoning", e.task_id, e.text)
@@ -101,10 +110,14 @@ const onEvent = (ctx: RenderContext, e: AgentEvent): string => {
         paint("red", `✗ Usage limit reached${e.window ? ` (${e.window})` : ""}: ${e.message}`),
         ...(e.resets_at ? [dim(`  resets ${resetTime(e.resets_at, ctx.now())}`)] : []),
       ])
-    case "input_delivery":
-      return e.state === "picked_up"
-        ? ""
-        : block(ctx, [dim(`  ⎿ input ${e.state.replace(/_/g, " ")}${e.reason ? `: ${e.reason}` : ""}`)])
+    case "input_delivery": {
+      if (e.state === "picked_up") return ""
+      const line = dim(`  ⎿ input ${e.state.replace(/_/g, " ")}${e.reason ? `: ${e.reason}` : ""}`)
+      // Said with the run's outcome, where it belongs.
+      if (!ctx.run || e.run_id !== ctx.run.id) return block(ctx, [line])
+      ctx.held.push(line)
+      return ""
+    }
     case "recovery_identity":
       return ""
     case "Notice":
@@ -112,11 +125,30 @@ const onEvent = (ctx: RenderContext, e: AgentEvent): string => {
     case "SessionInfo":
       // Model and mode live in the status line; the chat says what it changed itself.
       return ""
-    case "RunEnded": {
-      const tree = ctx.runTasks.size > 0 ? taskTree(ctx, ctx.runTasks) : ""
-      return block(ctx, usageLine(ctx, e.outcome, e.usage, e.error)) + tree
-    }
+    case "RunEnded":
+      return runEnded(ctx, e)
   }
+}
+
+/**
+ * A run's end: its summary; its error unless the run's last text already said
+ * it (the CLI streams an API error as text, then ends the run with it); what
+ * became of its prompt when the model never took it up; its task tree.
+ */
+const runEnded = (ctx: RenderContext, e: Extract<AgentEvent, { type: "RunEnded" }>): string => {
+  const said =
+    e.error !== undefined && ctx.run?.id === e.run_id && ctx.run.text.includes(firstLine(e.error).trim())
+  const lines = usageLine(ctx, e.outcome, e.usage, said ? undefined : e.error)
+  if (ctx.held.length > 0)
+    lines.push(
+      ...(e.outcome === "Failed"
+        ? [ctx.dim("   the model never took up your prompt: nothing of it ran")]
+        : ctx.held),
+    )
+  ctx.held.length = 0
+  if (ctx.run?.id === e.run_id) ctx.run = undefined
+  const tree = ctx.runTasks.size > 0 ? taskTree(ctx, ctx.runTasks) : ""
+  return block(ctx, lines) + tree
 }
 
 /** One stored item, laid out as its live events would be. */
@@ -178,5 +210,6 @@ export const makeRenderer = (options: RenderOptions): Renderer => {
     limits: () => ctx.limits,
     expand: (n) => ctx.folded[n - 1],
     folds: () => ctx.folded.length,
+    sessionCost: () => ctx.cost,
   }
 }

@@ -27,8 +27,11 @@ export class RunTracker {
     return this.open.size > 0
   }
 
-  started(runId: string): void {
+  /** A run began: true when it is a prompt's of ours (being sent, or already named by the call's answer). */
+  started(runId: string): boolean {
+    const ours = this.sending > 0 || this.open.has(runId)
     this.open.add(runId)
+    return ours
   }
 
   /** A prompt's run, named by the call's answer (its end may have been heard already). */

@@ -14,7 +14,7 @@
  */
 import { clearScreenDown, cursorTo, type Interface, moveCursor } from "node:readline"
 import stringWidth from "string-width"
-import { stripAnsi } from "./text.ts"
+import { stripAnsi, wrapStyled } from "./text.ts"
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
@@ -44,12 +44,12 @@ export const fitWidth = (line: string, width: number): string => {
 export class Screen {
   private rl: ReadlineRows | undefined
   private promptText: string | undefined
-  private status: string | undefined
+  private status: ((width: number) => string) | undefined
   private spinnerLabel: string | undefined
   private spinnerTimer: NodeJS.Timeout | undefined
   private frame = 0
   /** What is drawn below the output right now. */
-  private drawn: { status: boolean; prompt: boolean } | undefined
+  private drawn: { status: boolean; statusWidth: number; prompt: boolean } | undefined
   /** Rows between the status line and the cursor after Enter (readline already moved down). */
   private enteredRows: number | undefined
   private closed = false
@@ -78,7 +78,7 @@ export class Screen {
   /** Write whole lines of agent or front-end text (a missing last newline is added). */
   write(text: string): void {
     if (text === "" || this.closed) return
-    const whole = text.endsWith("\n") ? text : `${text}\n`
+    const whole = this.wrap(text.endsWith("\n") ? text : `${text}\n`)
     if (!this.options.interactive) {
       this.options.output.write(whole)
       return
@@ -86,6 +86,16 @@ export class Screen {
     this.erase()
     this.options.output.write(whole)
     this.draw()
+  }
+
+  /** On a terminal, every line word-wrapped to its width (a pipe gets the lines as they are). */
+  private wrap(text: string): string {
+    const width = this.options.output.isTTY === true ? this.options.output.columns : undefined
+    if (!width) return text
+    return text
+      .split("\n")
+      .map((line) => wrapStyled(line, width).join("\n"))
+      .join("\n")
   }
 
   /** Write lines (a newline is added to each). */
@@ -113,11 +123,11 @@ export class Screen {
     this.redraw()
   }
 
-  /** The status line's text (plain; painted dim here). */
-  setStatus(text: string | undefined): void {
-    if (text === this.status) return
+  /** The status line's text for a width (plain; painted dim here). */
+  setStatus(text: ((width: number) => string) | undefined): void {
+    const before = this.status?.(this.columns)
     this.status = text
-    this.redrawStatus()
+    if (text?.(this.columns) !== before) this.redrawStatus()
   }
 
   /** Start (or relabel) the spinner in the status line; undefined stops it. */
@@ -157,8 +167,9 @@ export class Screen {
   }
 
   private statusLine(): string | undefined {
-    const spinner = this.spinnerLabel === undefined ? "" : `${FRAMES[this.frame]} ${this.spinnerLabel}`
-    const text = [spinner, this.status].filter((s) => s !== undefined && s !== "").join("  ·  ")
+    const spinner = this.spinnerLabel === undefined ? "" : `${FRAMES[this.frame]} ${this.spinnerLabel}  ·  `
+    const room = this.columns - 1 - stringWidth(spinner)
+    const text = `${spinner}${this.status?.(room) ?? ""}`.replace(/ {2}· {2}$/, "")
     if (text === "") return undefined
     const fitted = fitWidth(text, this.columns - 1)
     return this.options.color ? `\u001b[2m${fitted}\u001b[22m` : fitted
@@ -181,16 +192,19 @@ export class Screen {
     cursorTo(out, 0)
     out.write(`${line}\u001b[K`)
     out.write("\u001b8")
+    this.drawn.statusWidth = stringWidth(stripAnsi(line))
   }
 
   /** Remove the status and input lines; the cursor ends where they began. */
   private erase(): void {
     if (!this.drawn) return
     const out = this.options.output
+    // A status line drawn wider than the terminal is now (a resize) was wrapped by it into more rows.
+    const statusRows = this.drawn.status ? Math.max(1, Math.ceil(this.drawn.statusWidth / this.columns)) : 0
     let up: number
-    if (this.enteredRows !== undefined) up = this.enteredRows
-    else up = (this.drawn.status ? 1 : 0) + (this.drawn.prompt ? (this.rl?.getCursorPos().rows ?? 0) : 0)
-    if (!this.drawn.prompt && this.drawn.status) up = 0
+    if (this.enteredRows !== undefined) up = this.enteredRows + statusRows - (this.drawn.status ? 1 : 0)
+    else up = statusRows + (this.drawn.prompt ? (this.rl?.getCursorPos().rows ?? 0) : 0)
+    if (!this.drawn.prompt && this.drawn.status) up = statusRows - 1
     if (up > 0) moveCursor(out, 0, -up)
     cursorTo(out, 0)
     clearScreenDown(out)
@@ -210,6 +224,6 @@ export class Screen {
       this.rl.setPrompt(this.promptText!)
       this.rl.prompt(true)
     }
-    this.drawn = { status: status !== undefined, prompt }
+    this.drawn = { status: status !== undefined, statusWidth: stringWidth(stripAnsi(status ?? "")), prompt }
   }
 }

@@ -25,6 +25,7 @@ export const choices = (ctx: ChatContext, info: AgentInfo, optionId: string, mod
   choicesFor(info, optionId, {
     ...(model !== undefined && { model }),
     rootWithoutSandbox: rootWithoutSandbox(ctx.options.env ?? process.env),
+    ...(ctx.state.fullRefused !== undefined && { fullRefused: ctx.state.fullRefused }),
   })
 
 export const currentModel = (ctx: ChatContext): string | undefined => {
@@ -53,8 +54,11 @@ export const checkOptions = (
   return undefined
 }
 
-/** Ask the agent about itself, check the chosen options, open a new session. false when that failed. */
-export const startChat = async (ctx: ChatContext): Promise<boolean> => {
+/** Ask the agent about itself, check the chosen options, open a session (a new one by default). false when that failed. */
+export const startChat = async (
+  ctx: ChatContext,
+  open: () => Promise<boolean> = () => newSession(ctx),
+): Promise<boolean> => {
   const info = await loadInfo(ctx)
   if (!info) return false
   if (info.status !== "Ready") {
@@ -68,16 +72,32 @@ export const startChat = async (ctx: ChatContext): Promise<boolean> => {
   }
   const refused = checkOptions(ctx, info, ctx.state.sessionOptions)
   if (refused) {
-    ctx.say(`${ctx.paint("red", `✗ ${refused}`)}${ctx.paint("dim", " — npm start -- --help")}`)
+    ctx.say(
+      `${ctx.paint("red", `✗ ${refused}`)}${ctx.paint("dim", ` — ${ctx.options.program ?? "cvg"} --help`)}`,
+    )
     return false
   }
-  return newSession(ctx)
+  applyRemembered(ctx, info)
+  return open()
+}
+
+/** Last time's choices, where no flag overrides them and the agent still offers them. */
+const applyRemembered = (ctx: ChatContext, info: AgentInfo): void => {
+  const { sessionOptions } = ctx.state
+  for (const [id, value] of Object.entries(ctx.options.remembered ?? {})) {
+    if (sessionOptions[id] !== undefined) continue
+    const model =
+      typeof sessionOptions[OPTION.model] === "string" ? (sessionOptions[OPTION.model] as string) : undefined
+    const resolved = resolveChoice(choices(ctx, info, id, model), value, id)
+    if (resolved.ok) sessionOptions[id] = resolved.value
+    else ctx.say(ctx.paint("dim", `  your last ${id} ${value} is not offered now; the default runs`))
+  }
 }
 
 /** The chat now shows `sessionId`: a fresh renderer, no open runs or pending answers. */
-const switchTo = (ctx: ChatContext, sessionId: string): void => {
+const switchTo = (ctx: ChatContext, sessionId: string, fresh: boolean): void => {
   ctx.state.sessionId = sessionId
-  ctx.state.renderer = ctx.newRenderer()
+  ctx.state.renderer = ctx.newRenderer(fresh)
   ctx.runs.reset()
   ctx.pending.clear()
   ctx.updatePrompt()
@@ -89,13 +109,14 @@ export const openSession = async (
   label: string,
   hint: string,
   run: () => Promise<{ session_id: string; info: SessionInfoPayload }>,
+  fresh = false,
 ): Promise<boolean> => {
   ctx.state.held = []
   const opened = await ctx.attempt(label, hint, run)
   const held = ctx.state.held
   ctx.state.held = undefined
   if (!opened) return false
-  switchTo(ctx, opened.session_id)
+  switchTo(ctx, opened.session_id, fresh)
   ctx.state.sessionInfo = opened.info
   for (const e of held) if (e.session_id === opened.session_id) ctx.onEvent(e)
   ctx.updateStatus()
@@ -115,6 +136,7 @@ export const newSession = async (
         cwd: ctx.state.cwd,
         ...(Object.keys(options).length > 0 && { options }),
       }),
+    true,
   )
   if (ok) ctx.state.userItems = []
   return ok
@@ -122,7 +144,7 @@ export const newSession = async (
 
 /** End a session this chat left; its failure changes nothing. */
 export const closeQuietly = (ctx: ChatContext, agentId: string, sessionId: string | undefined): void => {
-  if (sessionId) void ctx.state.host.call(agentId, "closeSession", { sessionId }).catch(() => {})
+  if (sessionId) void ctx.state.host?.call(agentId, "closeSession", { sessionId })?.catch(() => {})
 }
 
 export const fetchList = async (ctx: ChatContext): Promise<ReadonlyArray<SessionSummary> | undefined> => {

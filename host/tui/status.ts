@@ -3,6 +3,8 @@
  * used and the workspace, from what the session last said about itself.
  */
 import { homedir } from "node:os"
+import { basename } from "node:path"
+import stringWidth from "string-width"
 import type { RunUsage } from "../../sdk/protocol.ts"
 import { OPTION } from "./choices.ts"
 import type { ChatState } from "./context.ts"
@@ -25,24 +27,56 @@ const home = homedir()
 export const shortPath = (path: string): string =>
   home && (path === home || path.startsWith(`${home}/`)) ? `~${path.slice(home.length)}` : path
 
-export const statusText = (f: StatusFacts): string =>
-  [
+type Fact = "model" | "effort" | "approval" | "account" | "context" | "cwd" | "images"
+
+/** The facts in their order on the line. */
+const factsOf = (f: StatusFacts): Array<{ readonly key: Fact; readonly text: string }> => {
+  const all: Array<{ key: Fact; text: string | undefined }> = [
     // Until the session names one, the CLI's own default runs.
-    f.model ?? "default model",
-    f.effort && `effort ${f.effort}`,
-    f.approval ?? "supervised",
-    f.account,
-    f.contextWindow && f.contextUsed
-      ? `context ${compactNumber(f.contextUsed)}/${compactNumber(f.contextWindow)}`
-      : undefined,
-    shortPath(f.cwd),
-    f.images ? `${f.images} image${f.images === 1 ? "" : "s"} attached` : undefined,
+    { key: "model", text: f.model ?? "default model" },
+    { key: "effort", text: f.effort && `effort ${f.effort}` },
+    { key: "approval", text: f.approval ?? "supervised" },
+    { key: "account", text: f.account },
+    {
+      key: "context",
+      text:
+        f.contextWindow && f.contextUsed
+          ? `context ${compactNumber(f.contextUsed)}/${compactNumber(f.contextWindow)}`
+          : undefined,
+    },
+    { key: "cwd", text: shortPath(f.cwd) },
+    { key: "images", text: f.images ? `${f.images} image${f.images === 1 ? "" : "s"} attached` : undefined },
   ]
-    .filter((s): s is string => typeof s === "string" && s !== "")
-    .join(" · ")
+  return all.filter((x): x is { key: Fact; text: string } => typeof x.text === "string" && x.text !== "")
+}
+
+/** What a narrow line gives up, in turn: the context and the workspace's name stay longest. */
+const NARROWER: ReadonlyArray<Fact | "cwd name"> = [
+  "account",
+  "effort",
+  "approval",
+  "cwd name",
+  "images",
+  "model",
+  "cwd",
+]
+
+/** The status line in `width` columns (none: all of it). */
+export const statusText = (f: StatusFacts, width = Number.POSITIVE_INFINITY): string => {
+  let facts = factsOf(f)
+  const join = () => facts.map((x) => x.text).join(" · ")
+  for (const step of NARROWER) {
+    if (stringWidth(join()) <= width) break
+    facts =
+      step === "cwd name"
+        ? facts.map((x) => (x.key === "cwd" ? { ...x, text: basename(f.cwd) || x.text } : x))
+        : facts.filter((x) => x.key !== step)
+  }
+  return join()
+}
 
 /** The status line's facts from what the chat knows: the session's own values, else the agent's defaults. */
-export const statusOf = (state: ChatState, lastUsage: RunUsage | undefined): string => {
+export const statusOf = (state: ChatState, lastUsage: RunUsage | undefined) => {
   const options = { ...state.sessionOptions, ...state.sessionInfo?.options }
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined)
   const info = state.info ?? state.knownInfo
@@ -50,7 +84,7 @@ export const statusOf = (state: ChatState, lastUsage: RunUsage | undefined): str
   const model = text(options[OPTION.model]) ?? state.sessionInfo?.model ?? defaultOf(OPTION.model)
   const effort = text(options[OPTION.effort]) ?? defaultOf(OPTION.effort)
   const approval = text(options[OPTION.approval]) ?? defaultOf(OPTION.approval)
-  return statusText({
+  const facts: StatusFacts = {
     ...(model !== undefined && { model }),
     ...(effort !== undefined && { effort }),
     ...(approval !== undefined && { approval }),
@@ -59,5 +93,6 @@ export const statusOf = (state: ChatState, lastUsage: RunUsage | undefined): str
     ...(lastUsage?.context_window !== undefined && { contextWindow: lastUsage.context_window }),
     cwd: state.cwd,
     images: state.attachments.length,
-  })
+  }
+  return (width: number) => statusText(facts, width)
 }

@@ -4,16 +4,16 @@
  * goes on), sign in and out, and update Claude Code where its installer
  * lets the plugin.
  */
-import { Result } from "effect"
-import { ACCOUNT_ADD_USAGE, addAccount, maskKey, parseAccountAdd, storedAccounts } from "../accounts.ts"
-import { type ChatContext, oneLine } from "../context.ts"
+import type { AccountEntry } from "../accounts.ts"
+import { type ChatContext, hostOf, oneLine } from "../context.ts"
 import { closeQuietly, loadInfo, newSession, resumeSession, startChat } from "../sessions.ts"
 import { type Command, done, warn } from "./command.ts"
 
-type Stored = Awaited<ReturnType<typeof storedAccounts>>[number]
+// accounts.ts (effect, the plugin's own account rule) loads when a command needs it, not with the input line.
+const accounts = () => import("../accounts.ts")
 
 /** How an account signs in, as /account lists it. */
-const howOf = (id: string, entry: Stored | undefined): string => {
+const howOf = (id: string, entry: AccountEntry | undefined, maskKey: (key: string) => string): string => {
   if (entry?.configDir) return `config ${entry.configDir}`
   const env = entry?.env
   if (env?.ANTHROPIC_BASE_URL || env?.ANTHROPIC_API_KEY)
@@ -24,7 +24,8 @@ const howOf = (id: string, entry: Stored | undefined): string => {
 }
 
 const listAccounts = async (ctx: ChatContext, ids: ReadonlyArray<string>): Promise<void> => {
-  const { host } = ctx.state
+  const host = hostOf(ctx)
+  const { ACCOUNT_ADD_USAGE, maskKey, storedAccounts } = await accounts()
   const stored = await storedAccounts(host.storage).catch(() => [])
   ctx.screen.spin("Asking each account…")
   const infos = await Promise.allSettled(ids.map((id) => host.call(id, "initialize")))
@@ -35,7 +36,7 @@ const listAccounts = async (ctx: ChatContext, ids: ReadonlyArray<string>): Promi
       const result = infos[i]
       const info = result?.status === "fulfilled" ? result.value : undefined
       const entry = stored.find((a) => `claude:${a.id}` === id)
-      const how = howOf(id, entry)
+      const how = howOf(id, entry, maskKey)
       const status = info
         ? `${info.status}${info.description ? ` · ${info.description}` : ""}`
         : `unavailable: ${oneLine(result?.status === "rejected" ? result.reason : "")}`
@@ -48,7 +49,7 @@ const listAccounts = async (ctx: ChatContext, ids: ReadonlyArray<string>): Promi
 
 const switchAccount = async (ctx: ChatContext, arg: string | undefined): Promise<void> => {
   const { state } = ctx
-  const ids = [...state.host.agents.keys()]
+  const ids = [...hostOf(ctx).agents.keys()]
   if (!arg) return listAccounts(ctx, ids)
   const target = ids.find((id) => id === arg || id === `claude:${arg}`)
   if (!target) return warn(ctx, `no account ${arg}; have: ${ids.join(", ")}`)
@@ -69,11 +70,12 @@ const switchAccount = async (ctx: ChatContext, arg: string | undefined): Promise
 
 const addStoredAccount = async (ctx: ChatContext, words: ReadonlyArray<string>): Promise<void> => {
   const { state } = ctx
+  const [{ addAccount, parseAccountAdd }, { Result }] = await Promise.all([accounts(), import("effect")])
   const parsed = parseAccountAdd(words)
   if (Result.isFailure(parsed)) return warn(ctx, parsed.failure)
   const entry = parsed.success
   const added = await ctx.attempt(undefined, "/account lists what is stored", () =>
-    addAccount(state.host.storage, entry).then(() => true),
+    addAccount(hostOf(ctx).storage, entry).then(() => true),
   )
   if (!added) return
   const agentId = `claude:${entry.id}`
@@ -83,8 +85,9 @@ const addStoredAccount = async (ctx: ChatContext, words: ReadonlyArray<string>):
     const session = state.sessionId
     await ctx.reloadHost(reload)
     state.info = undefined
-    if (!state.host.agents.has(agentId))
-      await state.host.events.waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
+    const host = hostOf(ctx)
+    if (!host.agents.has(agentId))
+      await host.events.waitFor((e) => e.kind === "agent_provided" && e.agentId === agentId, 10_000)
     return session
   })
   if (reloaded === undefined && state.sessionId === undefined) return
@@ -137,7 +140,10 @@ export const accountCommands: ReadonlyArray<Command> = [
       ["/account [id]", "list the accounts with their status, or switch to one"],
       ["/account add …", "store an account: <id> --config-dir <dir> | --api-key <key> [--base-url <url>]"],
     ],
-    complete: (ctx) => ["add", ...[...ctx.state.host.agents.keys()].map((id) => id.replace(/^claude:/, ""))],
+    complete: (ctx) => [
+      "add",
+      ...[...(ctx.state.host?.agents.keys() ?? [])].map((id) => id.replace(/^claude:/, "")),
+    ],
     run: (ctx, arg, words) =>
       words[0] === "add" ? addStoredAccount(ctx, words.slice(1)) : switchAccount(ctx, arg),
   },

@@ -11,6 +11,8 @@ export interface Command {
   readonly aliases?: ReadonlyArray<string>
   /** /help's lines: the form typed, and what it does (none: another command's line covers it). */
   readonly usage: ReadonlyArray<readonly [form: string, what: string]>
+  /** false: it works with no agent (before the host is up, or with no plugin enabled). */
+  readonly needsAgent?: false
   /** What Tab offers for the argument: values, or "path" for a file or folder of the workspace. */
   readonly complete?: (ctx: ChatContext) => ReadonlyArray<string> | "path"
   /** `arg`: the words after the name joined (undefined when none); `words`: them one by one. */

@@ -91,13 +91,15 @@ const chooseOption = async (ctx: ChatContext, optionId: string, value: string | 
   if (!live && !(await restartWith(ctx, optionId, chosen))) return
   state.sessionInfo = { ...state.sessionInfo, options: { ...state.sessionInfo?.options, [optionId]: chosen } }
   ctx.updateStatus()
+  ctx.options.remember?.(optionId, chosen)
   const later = option?.appliesAtNextStart ? " (applies at the next start)" : ""
   done(ctx, `${label}: ${chosen}${later}`)
 }
 
 /** The values Tab offers for an option: every choice available here, and its aliases. */
 const values = (ctx: ChatContext, optionId: string): string[] => {
-  const info = ctx.state.info
+  // The info kept from before an info_changed event: fresher info is asked for only when needed.
+  const info = ctx.state.info ?? ctx.state.knownInfo
   return info
     ? choices(ctx, info, optionId).flatMap((c) => (c.unavailable ? [] : [c.value, ...c.aliases]))
     : []

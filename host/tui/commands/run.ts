@@ -79,6 +79,8 @@ const usage = async (ctx: ChatContext): Promise<void> => {
     ctx.call("getUsage"),
   )
   if (!limits) return
+  const cost = ctx.state.renderer.sessionCost()
+  if (cost !== undefined) ctx.say(`  this session: $${cost.toFixed(4)} so far (as Claude Code counts it)`)
   if (limits.windows.length === 0)
     return note(ctx, "no rate limits reported for this account (an API key reports none)")
   ctx.say(
@@ -105,12 +107,14 @@ export const runCommands: ReadonlyArray<Command> = [
     name: "image",
     usage: [["/image <path>", "attach an image to the next prompt (or drop the file on the prompt)"]],
     complete: () => "path",
+    needsAgent: false,
     run: (ctx, arg) => (arg ? attach(ctx, arg) : warn(ctx, "/image <path> attaches a file")),
   },
   {
     name: "expand",
     usage: [["/expand <n>", "show all of a cut-short output, diff, file or thinking"]],
     complete: (ctx) => Array.from({ length: ctx.state.renderer.folds() }, (_, i) => String(i + 1)),
+    needsAgent: false,
     run: expand,
   },
 ]
@@ -123,7 +127,7 @@ export const taskCommands: ReadonlyArray<Command> = [
       ctx.say(ctx.state.renderer.taskTree().trimEnd() || ctx.paint("dim", "no tasks in this session")),
   },
   { name: "stop", usage: [], run: stopTask },
-  { name: "usage", usage: [["/usage", "show the rate limits"]], run: usage },
+  { name: "usage", usage: [["/usage", "the session's cost so far and the rate limits"]], run: usage },
 ]
 
 export const endCommands: ReadonlyArray<Command> = [
@@ -132,6 +136,7 @@ export const endCommands: ReadonlyArray<Command> = [
     name: "quit",
     aliases: ["exit", "q"],
     usage: [["/quit", "leave (or Ctrl-C twice)"]],
+    needsAgent: false,
     run: (ctx) => ctx.quit(0),
   },
 ]

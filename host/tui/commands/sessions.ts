@@ -35,14 +35,16 @@ const openStored = async (ctx: ChatContext, ref: string | undefined): Promise<vo
   note(ctx, `── end of session · /resume ${stored.id} continues it`)
 }
 
-const resume = async (ctx: ChatContext, ref: string | undefined): Promise<void> => {
+/** Continue a stored session (its transcript shown first); false when it could not be. */
+export const resumeStored = async (ctx: ChatContext, ref: string | undefined): Promise<boolean> => {
   const stored = await readStored(ctx, ref)
-  if (!stored) return
-  if (!(await resumeSession(ctx, stored.id, "Resuming…", "check the id with /sessions"))) return
+  if (!stored) return false
+  if (!(await resumeSession(ctx, stored.id, "Resuming…", "check the id with /sessions"))) return false
   ctx.say(ctx.paint("bold", `── ${stored.title ?? "Untitled"} · ${stored.id}`))
   ctx.screen.write(ctx.state.renderer.transcript(stored.items))
   ctx.state.userItems = stored.items.flatMap((i) => (i.type === "user" ? [{ id: i.id, text: i.text }] : []))
   note(ctx, "── resumed: type to continue")
+  return true
 }
 
 const fork = async (ctx: ChatContext): Promise<void> => {
@@ -117,7 +119,7 @@ export const sessionCommands: ReadonlyArray<Command> = [
     name: "resume",
     usage: [["/resume <n|id>", "continue a stored session"]],
     complete: listNumbers,
-    run: resume,
+    run: async (ctx, ref) => void (await resumeStored(ctx, ref)),
   },
   {
     name: "new",

@@ -26,6 +26,13 @@ export interface RenderOptions {
   readonly width?: () => number
   /** Clock for reset times (tests). Default: the real one. */
   readonly now?: () => Date
+  /** A one-shot run: no /expand hints (nothing can be typed after it), no skills count. */
+  readonly oneShot?: boolean
+  /**
+   * The session's cost before its first run here (the CLI reports a running total):
+   * 0 for a new session; none for a resumed one, whose first run shows no cost.
+   */
+  readonly costBefore?: number
 }
 
 /** The open text or reasoning stream: text is markdown laid out a block at a time; reasoning is plain. */
@@ -60,6 +67,13 @@ export interface RenderContext {
   readonly runTasks: Set<string>
   limits: UsageLimits | undefined
   stream: OpenStream | undefined
+  readonly oneShot: boolean
+  /** The session's running cost as last reported (undefined: not known yet). */
+  cost: number | undefined
+  /** The run open now, and the last text it streamed (an API error arrives as text, then as the run's error). */
+  run: { id: string; item: string; text: string } | undefined
+  /** Delivery notes held until their run ends (they belong with its outcome). */
+  readonly held: string[]
 }
 
 export const PLAN_GLYPH: Readonly<Record<PlanEntry["status"], string>> = {
@@ -117,12 +131,16 @@ export const makeContext = (
         what === "thinking"
           ? plural(hidden, "more line of thinking", "more lines of thinking")
           : plural(hidden, `more ${what}`)
-      return dim(`… ${words} · /expand ${folded.length}`)
+      return dim(options.oneShot ? `… ${words}` : `… ${words} · /expand ${folded.length}`)
     },
     tasks: new Map(),
     runTasks: new Set(),
     limits: undefined,
     stream: undefined,
+    oneShot: options.oneShot === true,
+    cost: options.costBefore,
+    run: undefined,
+    held: [],
   }
 }
 

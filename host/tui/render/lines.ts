@@ -44,8 +44,8 @@ export const limitsText = (ctx: RenderContext, l: UsageLimits | undefined): stri
     .join(" · ")}`
 }
 
-/** The facts of a run's usage, in the order the summary line gives them. */
-const usageFacts = (usage: RunUsage): string[] => {
+/** The facts of a run's usage, in the order the summary line gives them (`cost`: the run's own). */
+const usageFacts = (usage: RunUsage, cost: number | undefined): string[] => {
   const facts: string[] = []
   if (usage.duration_ms !== undefined) facts.push(duration(usage.duration_ms))
   if (usage.num_turns !== undefined) facts.push(`${usage.num_turns} turn${usage.num_turns === 1 ? "" : "s"}`)
@@ -58,8 +58,19 @@ const usageFacts = (usage: RunUsage): string[] => {
     const pct = Math.round((used / usage.context_window) * 100)
     facts.push(`context ${compactNumber(used)}/${compactNumber(usage.context_window)} (${pct}%)`)
   }
-  if (usage.cost_usd !== undefined) facts.push(`$${usage.cost_usd.toFixed(4)}`)
+  if (cost !== undefined) facts.push(`$${cost.toFixed(4)}`)
   return facts
+}
+
+/** The run's own cost: the CLI reports the session's running total (none when the total before is unknown). */
+const runCost = (ctx: RenderContext, usage: RunUsage | undefined): number | undefined => {
+  const total = usage?.cost_usd
+  if (total === undefined) return undefined
+  const before = ctx.cost
+  ctx.cost = total
+  if (before === undefined) return undefined
+  // A total below the last one is a new process's own count.
+  return total >= before ? total - before : total
 }
 
 export const usageLine = (
@@ -69,7 +80,7 @@ export const usageLine = (
   error: string | undefined,
 ): string[] => {
   const color: Format = outcome === "Completed" ? "green" : outcome === "Failed" ? "red" : "yellow"
-  const facts = usage ? usageFacts(usage) : []
+  const facts = usage ? usageFacts(usage, runCost(ctx, usage)) : []
   const lines = [
     `${ctx.paint(color, `── ${outcome}`)}${facts.length ? ctx.dim(` · ${facts.join(" · ")}`) : ""}`,
   ]
@@ -82,6 +93,7 @@ export const usageLine = (
 /** A count, not the list: the CLI brings dozens of commands; /skills lists them. */
 export const skillsLines = (ctx: RenderContext, skills: ReadonlyArray<SkillInfo>): string[] => {
   const offered = skills.filter((s) => !s.hidden_from_picker).length
+  if (ctx.oneShot) return []
   return [ctx.dim(`skills: ${offered === 0 ? "none" : `${offered} available (/skills lists them)`}`)]
 }
 

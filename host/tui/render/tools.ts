@@ -8,6 +8,7 @@ import type { PatchHunk } from "../../../sdk/diff.ts"
 import type { ToolCall } from "../../../sdk/protocol.ts"
 import { firstLine } from "../text.ts"
 import { type RenderContext, STATUS_COLOR, TOOL_GLYPH } from "./context.ts"
+import { diffLines, fragmentRows, patchRows } from "./diff.ts"
 
 /**
  * The file's true change, when the tool's result carries the CLI's
@@ -29,12 +30,6 @@ export const structuredPatchOf = (output: unknown): PatchHunk[] | undefined => {
   )
   return hunks.length === patch.length ? hunks : undefined
 }
-
-/** Hunks as unified diff text. */
-export const patchText = (hunks: ReadonlyArray<PatchHunk>): string =>
-  hunks
-    .map((h) => [`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`, ...h.lines].join("\n"))
-    .join("\n")
 
 /**
  * The answers in AskUserQuestion's result (`"question"="answer"` pairs, the
@@ -69,26 +64,6 @@ const callHeader = (ctx: RenderContext, call: ToolCall): string => {
   return `${ctx.paint(STATUS_COLOR[call.status], TOOL_GLYPH.Running)} ${name}${shown ? ` ${shown}` : ""}`
 }
 
-const diffLines = (ctx: RenderContext, diff: string): string[] =>
-  diff
-    .replace(/\n$/, "")
-    .split("\n")
-    // Edits are diffs of fragments: the end-of-file markers say nothing about the file.
-    .filter((line) => !line.startsWith("Index:") && !/^=+$/.test(line) && !line.startsWith("\\ No newline"))
-    .map((line) =>
-      line.startsWith("+++") || line.startsWith("---")
-        ? ctx.paint("bold", line)
-        : line.startsWith("@@")
-          ? ctx.paint("cyan", line)
-          : line.startsWith("+")
-            ? ctx.paint("green", line)
-            : line.startsWith("-")
-              ? ctx.paint("red", line)
-              : line.startsWith("\\")
-                ? ctx.dim(line)
-                : line,
-    )
-
 const newFileLines = (ctx: RenderContext, text: string): string[] => {
   const lines = text.replace(/\n$/, "").split("\n")
   const shown = lines.slice(0, ctx.fileLines).map((line) => ctx.paint("green", `+${line}`))
@@ -96,24 +71,11 @@ const newFileLines = (ctx: RenderContext, text: string): string[] => {
   return shown
 }
 
-const cutDiff = (ctx: RenderContext, diff: string): string[] => {
-  const lines = diffLines(ctx, diff)
-  if (lines.length <= ctx.diffLines) return lines
-  return [...lines.slice(0, ctx.diffLines), ctx.fold(diff, "diff line", lines.length - ctx.diffLines)]
-}
-
-/** Before the result: the change as the model asked for it; its line numbers are the fragment's, so left out. */
-const fragmentDiff = (diff: string): string =>
-  diff
-    .split("\n")
-    .filter((l) => !l.startsWith("@@") && !l.startsWith("---") && !l.startsWith("+++"))
-    .join("\n")
-
 /** A call as it starts (`final`: a stored call, whose true patch callFinished draws). */
 export const callStarted = (ctx: RenderContext, call: ToolCall, final = false): string[] => {
   const lines = [callHeader(ctx, call)]
   if (final && structuredPatchOf(call.output)) return lines
-  if (call.diff) lines.push(...cutDiff(ctx, fragmentDiff(call.diff)).map((l) => `  ${l}`))
+  if (call.diff) lines.push(...diffLines(ctx, fragmentRows(call.diff)).map((l) => `  ${l}`))
   else if (call.new_text !== undefined) lines.push(...newFileLines(ctx, call.new_text).map((l) => `  ${l}`))
   return lines
 }
@@ -135,7 +97,7 @@ export const callFinished = (ctx: RenderContext, call: ToolCall): string[] => {
   }
   // An edit's result: the file's true change, with its line numbers and context.
   const patch = call.status === "Completed" ? structuredPatchOf(call.output) : undefined
-  if (patch) return [head, ...cutDiff(ctx, patchText(patch)).map((l) => `    ${l}`)]
+  if (patch) return [head, ...diffLines(ctx, patchRows(patch)).map((l) => `    ${l}`)]
   // The plan and the task show themselves; their raw results add nothing.
   if (call.kind === "think" || call.name === "AskUserQuestion" || call.kind === "task")
     return call.status === "Completed" ? [] : [head]
