@@ -235,7 +235,7 @@ describe("MCP servers", () => {
 
 describe("stop reasons", () => {
   const end = (
-    outcome: "Completed" | "Cancelled",
+    outcome: "Completed" | "Cancelled" | "Failed",
     extra: Record<string, unknown> = {},
     cancelled = false,
   ) => ({
@@ -251,6 +251,8 @@ describe("stop reasons", () => {
     expect(stopReasonOf({ kind: "cancelled" })).toBe("cancelled")
     expect(stopReasonOf(end("Completed", { stop_reason: "max_tokens" }))).toBe("max_tokens")
     expect(stopReasonOf(end("Completed", { stop_reason: "refusal" }))).toBe("refusal")
+    // The CLI's --max-turns stop (a failed run to the provider) is the client's max_turn_requests.
+    expect(stopReasonOf(end("Failed", { stop_reason: "max_turns" }))).toBe("max_turn_requests")
   })
 })
 
