@@ -37,7 +37,7 @@ const EVERYTHING: acp.ClientCapabilities = {
 }
 const NOTHING: acp.ClientCapabilities = { fs: { readTextFile: false, writeTextFile: false }, terminal: false }
 
-const start = async (scenario: Scenario, env?: Record<string, string | undefined>) => {
+const start = async (scenario: Scenario, env?: Record<string, string>) => {
   const world = await startWorld(scenario, env ? { env } : {})
   const client = (caps: acp.ClientCapabilities) => {
     const agent = makeAcpAgent({

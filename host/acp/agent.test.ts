@@ -10,6 +10,7 @@ import { makeEventHub } from "../core/events.ts"
 import type { Host } from "../core/host.ts"
 import { makeAcpAgent } from "./agent.ts"
 import { builtInInfo } from "./built-in-info.ts"
+import { SIGN_IN_ADVICE } from "./sign-in.ts"
 import { initialize, makeTestClient } from "./testing.ts"
 
 const INFO: AgentInfo = {
@@ -136,6 +137,9 @@ describe("the ACP agent over a scripted host", () => {
     await initialize(client)
     await expect(client.agent.request("session/new", { cwd: "/", mcpServers: [] })).rejects.toMatchObject({
       code: -32000,
+      // The one sign-in advice (sign-in.ts); the account's own words in the data.
+      message: expect.stringContaining(SIGN_IN_ADVICE),
+      data: { detail: "Log in" },
     })
     expect(h.calls.map((c) => c.method)).toContain("closeSession")
     client.close()
@@ -300,6 +304,14 @@ describe("the ACP agent over a scripted host", () => {
         client.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] }),
       ).rejects.toMatchObject({ code: -32000 })
       expect(h.calls.map((c) => c.method)).not.toContain("prompt")
+      // The chat says the same as the error.
+      await client.waitFor(
+        (r) =>
+          r.update.sessionUpdate === "agent_message_chunk" &&
+          r.update.content.type === "text" &&
+          r.update.content.text.includes(SIGN_IN_ADVICE),
+        5_000,
+      )
       client.close()
     })
 
