@@ -112,6 +112,29 @@ describe("the ACP agent over a scripted host", () => {
     client.close()
   })
 
+  it("$/cancel_request on a running session/prompt cancels the turn", async () => {
+    const h = scripted({ ...base, prompt: () => ({ run_id: "r1", steered: false }), cancel: () => undefined })
+    const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", cancelGraceMs: 100 }).app)
+    await initialize(client)
+    const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+    const stop = new AbortController()
+    const answer = client.agent
+      .request(
+        "session/prompt",
+        { sessionId, prompt: [{ type: "text", text: "go" }] },
+        { cancellationSignal: stop.signal },
+      )
+      .catch((error: unknown) => error)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(h.calls.map((c) => c.method)).toContain("prompt")
+    // The SDK sends $/cancel_request for the prompt's id.
+    stop.abort()
+    await answer
+    await new Promise((r) => setTimeout(r, 50))
+    expect(h.calls.map((c) => c.method)).toContain("cancel")
+    client.close()
+  })
+
   it("a session whose start fails fails its prompt with the start's message", async () => {
     const h = scripted({
       ...base,

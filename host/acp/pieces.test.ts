@@ -7,7 +7,8 @@ import { checkValue, configOptionsOf, modesOf } from "./options.ts"
 import { PromptRefused, promptParts } from "./prompt.ts"
 import { answerFromOption, answersFromForm, approvalOptions, decisionOf, questionForm } from "./questions.ts"
 import { replayUpdates } from "./replay.ts"
-import { makeUpdateState } from "./updates.ts"
+import { clientShows, NOTHING_OPTIONAL } from "./update-state.ts"
+import { makeUpdateState, updatesOf } from "./updates.ts"
 
 const info: AgentInfo = {
   id: "claude",
@@ -370,5 +371,21 @@ describe("a stored chat replayed", () => {
         _meta: { claudeCode: { toolName: "Edit" } },
       },
     ])
+  })
+})
+
+describe("what a client declared it shows", () => {
+  it("nothing optional unless declared: notice, compaction_update, terminal cards", () => {
+    expect(clientShows({})).toEqual(NOTHING_OPTIONAL)
+    expect(
+      clientShows({ session: { notices: {}, compaction: {} }, _meta: { terminal_output: true } }),
+    ).toEqual({ notices: true, compaction: true, terminalCards: true })
+    // A client that declared nothing gets chat lines, never the optional updates.
+    const state = makeUpdateState(clientShows({}))
+    const shown = [
+      ...updatesOf(state, { type: "Notice", session_id: "s", level: "warning", text: "careful" }),
+      ...updatesOf(state, { type: "Compacted", session_id: "s", summary: "" }),
+    ]
+    expect(shown.map((u) => u.sessionUpdate)).toEqual(["agent_message_chunk", "agent_message_chunk"])
   })
 })
