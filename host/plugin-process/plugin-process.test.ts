@@ -118,7 +118,8 @@ describe("a hostile plugin in its process", () => {
     expect(pid).toBeGreaterThan(0)
     // It runs under the flags child-flags.ts gives it, Node's own among them (one V8 helper thread).
     const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
-    for (const flag of [...PROCESS_FLAGS, ...CODE_FLAGS, permissionFlag()]) expect(commandLine).toContain(flag)
+    for (const flag of [...PROCESS_FLAGS, ...CODE_FLAGS, permissionFlag()])
+      expect(commandLine).toContain(flag)
   })
 })
 
