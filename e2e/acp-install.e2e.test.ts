@@ -1,8 +1,9 @@
 /**
  * Installed like the peer: `npm pack` (its prepack builds both front ends),
- * `npm install -g --prefix <tmp> <tarball>` (offline: the dependencies from
- * this machine's npm cache; with the registry when the cache lacks them),
- * then acpx drives the installed `cvg-acp` with a stub `claude` first on
+ * `npm install -g --prefix <tmp> <tarball> --offline` with an empty npm
+ * cache (the bundles are self-contained: the package has no runtime
+ * dependencies, so nothing is fetched), then acpx drives the installed
+ * `cvg-acp` with a stub `claude` first on
  * PATH, which logs its calls and hands over to the pinned CLI: the agent runs
  * the user's `claude`, not one of its own, and needs no dev toolchain.
  */
@@ -33,11 +34,8 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "cvg-install-"))
   const tarball = join(work, npm(["pack", "--pack-destination", work]).trim().split("\n").at(-1)!)
   prefix = join(work, "prefix")
-  try {
-    npm(["install", "-g", "--prefix", prefix, tarball, "--offline"], work)
-  } catch {
-    npm(["install", "-g", "--prefix", prefix, tarball], work)
-  }
+  // A fresh cache and --offline: the install must need nothing but the tarball.
+  npm(["install", "-g", "--prefix", prefix, tarball, "--offline", "--cache", join(work, "empty-cache")], work)
   // The user's `claude`: a stub first on PATH that logs each call and runs the pinned CLI.
   stubDir = join(work, "user-bin")
   stubLog = join(work, "claude-calls.log")
@@ -68,8 +66,13 @@ describe("the packed package, installed into a fresh prefix", () => {
   it("puts cvg and cvg-acp on PATH; acpx drives cvg-acp, which runs the user's claude", async () => {
     expect(existsSync(join(prefix, "bin", "cvg"))).toBe(true)
     expect(existsSync(join(prefix, "bin", "cvg-acp"))).toBe(true)
-    // No esbuild or TypeScript in the package: the plugin process is prebuilt.
-    expect(existsSync(join(prefix, "lib/node_modules/convergence-claude/node_modules/esbuild"))).toBe(false)
+    // No dependencies at all in the package (no esbuild or TypeScript: the plugin process is prebuilt).
+    const installed = join(prefix, "lib/node_modules/convergence-claude")
+    expect(existsSync(join(installed, "node_modules"))).toBe(false)
+    expect(
+      (JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { dependencies?: object })
+        .dependencies ?? {},
+    ).toEqual({})
     const env = {
       ...cliEnv(sandbox, server),
       // The stub first, then the package's bin; the sandbox's own claude is left out.

@@ -13,7 +13,15 @@ import { describe, expect, it } from "vitest"
 import { makeAcpAgent } from "../host/acp/agent.ts"
 import { mcpEnvSetter } from "../host/acp/mcp.ts"
 import { choose } from "../host/acp/testing.ts"
-import { type RequestView, type Scenario, text, toolUse } from "../testkit/model-server.ts"
+import {
+  message,
+  type RequestView,
+  rateLimitHeaders,
+  type Scenario,
+  text,
+  toolUse,
+} from "../testkit/model-server.ts"
+import { GATEWAY_AUTH_TOKEN } from "../testkit/scenarios/limits.ts"
 import { closeClientsAfterEach, connectClient } from "./acp-clients.ts"
 import { closeWorldsAfterEach, repoRoot, startWorld } from "./harness.ts"
 
@@ -29,8 +37,8 @@ const EVERYTHING: acp.ClientCapabilities = {
 }
 const NOTHING: acp.ClientCapabilities = { fs: { readTextFile: false, writeTextFile: false }, terminal: false }
 
-const start = async (scenario: Scenario) => {
-  const world = await startWorld(scenario)
+const start = async (scenario: Scenario, env?: Record<string, string>) => {
+  const world = await startWorld(scenario, env ? { env } : {})
   const client = (caps: acp.ClientCapabilities) => {
     const agent = makeAcpAgent({
       host: world.host,
@@ -237,5 +245,65 @@ describe("plan mode", () => {
     expect(c.permissions.filter((p) => p.toolCall.title?.includes("planned.txt"))).toEqual([])
     expect(c.text(sessionId)).toContain("Done as planned.")
     expect(existsSync(join(world.sandbox.ws, "planned.txt"))).toBe(true)
+  })
+})
+
+describe("the CLI's own commands over ACP", () => {
+  it("/cost, /context, /mcp and /usage print their output into the chat", async () => {
+    const { world, client } = await start({ main: [[text("A first answer.")]] })
+    const { c, init } = client(NOTHING)
+    await init
+    const session = await c.agent.request("session/new", { cwd: world.sandbox.ws, mcpServers: [] })
+    const sessionId = session.sessionId
+    await c.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello" }] })
+    const said: Record<string, string> = {}
+    for (const command of ["/cost", "/context", "/mcp", "/usage"]) {
+      const before = c.text(sessionId).length
+      const end = await c.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: command }],
+      })
+      expect(end.stopReason).toBe("end_turn")
+      said[command] = c.text(sessionId).slice(before)
+    }
+    // With an API key there are no plan limits: /usage prints the session's cost, as /cost does.
+    expect(said["/cost"]).toContain("Estimated cost:")
+    expect(said["/context"]).toContain("Context Usage")
+    expect(said["/mcp"]).toContain("No MCP servers are configured")
+    expect(said["/usage"]).toContain("Estimated cost:")
+  })
+})
+
+describe("usage limits over ACP", () => {
+  it("a window near its limit is a warning with a meter: a notice when declared, once", async () => {
+    const near = () =>
+      message([text("Answered near the limit.")], {
+        headers: rateLimitHeaders({ status: "allowed_warning", utilization: 0.92 }),
+      })
+    // A gateway credential: with it the CLI reads the unified rate-limit headers.
+    const { world, client } = await start(
+      { main: [near(), near()] },
+      { ANTHROPIC_AUTH_TOKEN: GATEWAY_AUTH_TOKEN },
+    )
+    world.env.ANTHROPIC_API_KEY = undefined
+    const { c, init } = client(EVERYTHING)
+    await init
+    const session = await c.agent.request("session/new", { cwd: world.sandbox.ws, mcpServers: [] })
+    for (const words of ["hello", "again"])
+      await c.agent.request("session/prompt", {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: words }],
+      })
+    const warnings = c.of(session.sessionId, "notice").filter((n) => n.title.startsWith("5-hour limit"))
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        severity: "warning",
+        title: expect.stringMatching(/^5-hour limit: 92% used · resets \d{4}-\d\d-\d\d \d\d:\d\d UTC$/),
+        description: "`██████████████████░░`",
+      }),
+    ])
+    // The figures ride on usage_update too.
+    const usage = c.of(session.sessionId, "usage_update").at(-1)
+    expect(JSON.stringify(usage?._meta)).toContain("five_hour")
   })
 })

@@ -42,6 +42,11 @@ const endOf = (frames: Frame[]) => {
 }
 
 describe("the run's stop reason", () => {
+  it("is max_turns when the CLI stopped at --max-turns, a failed run", () => {
+    const [end] = endOf([delta("tool_use"), result({ subtype: "error_max_turns", is_error: true })])
+    expect(end).toMatchObject({ stopReason: "max_turns", isError: true })
+  })
+
   it("is the last main-chat delta's, over a whole message's and the result's", () => {
     const [end] = endOf([
       delta("tool_use"),

@@ -144,7 +144,9 @@ const runUsage = (s: MapState, frame: ResultFrame): RunUsage => {
 
 export const onResult: Reducer<ResultFrame> = (s, frame, out) => {
   // The main chat's last message's reason first: the result's is the CLI's error message's after retries.
-  const stopReason = s.turn.stopReason || frame.stop_reason || undefined
+  // --max-turns reached: the CLI's limit is why the run stopped, whatever its last message said.
+  const stopReason =
+    frame.subtype === "error_max_turns" ? "max_turns" : s.turn.stopReason || frame.stop_reason || undefined
   s.turn.stopReason = undefined
   const modelStop = stopReason !== undefined && MODEL_STOPS.has(stopReason) && frame.subtype === "success"
   if (s.turn.compactPending) {

@@ -20,38 +20,17 @@
 // The plugin is not in the bundle: the host runs it in a process of its own,
 // bundled at start by host/plugin-process/ (esbuild stays a package for that).
 // The bundle finds the repository two folders up, as the ACP bundle does.
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { dirname, join, relative, resolve } from "node:path"
+import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { isStale, writeInputs } from "./stale.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const out = join(root, "dist", "tui")
 const entryFile = join(out, "main.mjs")
 const inputsFile = join(out, "inputs.json")
 
-/** The entry is missing, or a source the last build read (or this script, or the lockfile) is newer. */
-const stale = () => {
-  let built
-  try {
-    built = statSync(entryFile).mtimeMs
-  } catch {
-    return true
-  }
-  let inputs
-  try {
-    inputs = JSON.parse(readFileSync(inputsFile, "utf8"))
-  } catch {
-    return true
-  }
-  for (const path of [...inputs, "scripts/build-tui.mjs", "package-lock.json"]) {
-    try {
-      if (statSync(join(root, path)).mtimeMs > built) return true
-    } catch {
-      return true
-    }
-  }
-  return false
-}
+const stale = () => isStale({ root, entryFile, inputsFile, script: "scripts/build-tui.mjs" })
 
 const build = async () => {
   const { build: esbuild } = await import("esbuild")
@@ -79,10 +58,7 @@ const build = async () => {
   const written = new Set(Object.keys(result.metafile.outputs).map((path) => resolve(root, path)))
   for (const name of readdirSync(out))
     if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
-  const inputs = Object.keys(result.metafile.inputs)
-    .map((path) => relative(root, resolve(root, path)))
-    .filter((path) => !path.startsWith("node_modules"))
-  writeFileSync(inputsFile, `${JSON.stringify(inputs)}\n`)
+  writeInputs(root, inputsFile, result.metafile)
   writeFileSync(
     entryFile,
     `#!/usr/bin/env node

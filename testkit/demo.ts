@@ -8,6 +8,7 @@
 // is found (host/tui/demo-env.ts).
 
 import { join } from "node:path"
+import { SIGN_IN_ADVICE } from "../host/acp/sign-in.ts"
 import {
   message,
   type RequestView,
@@ -188,7 +189,7 @@ export function demoScenario(workspace: string): Scenario {
       say([
         text(
           "That is the whole demo: text and thinking, a plan, an approval, a diff, a subagent and a question. " +
-            "Sign in with `npx claude auth login` (or set ANTHROPIC_API_KEY) and run `npm start` again to talk to the real model.",
+            `${SIGN_IN_ADVICE}, then start again without the demo to talk to the real model.`,
         ),
       ]),
     ],
@@ -235,8 +236,7 @@ export function demoScenario(workspace: string): Scenario {
         ])
       return message([
         text(
-          "The demo script has ended. Sign in with `npx claude auth login` (or set ANTHROPIC_API_KEY) " +
-            "and run `npm start` again to talk to the real model; `/quit` leaves.",
+          `The demo script has ended. ${SIGN_IN_ADVICE}, then start again without the demo to talk to the real model.`,
         ),
       ])
     },

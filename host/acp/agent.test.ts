@@ -10,6 +10,7 @@ import { makeEventHub } from "../core/events.ts"
 import type { Host } from "../core/host.ts"
 import { makeAcpAgent } from "./agent.ts"
 import { builtInInfo } from "./built-in-info.ts"
+import { SIGN_IN_ADVICE } from "./sign-in.ts"
 import { initialize, makeTestClient } from "./testing.ts"
 
 const INFO: AgentInfo = {
@@ -111,6 +112,29 @@ describe("the ACP agent over a scripted host", () => {
     client.close()
   })
 
+  it("$/cancel_request on a running session/prompt cancels the turn", async () => {
+    const h = scripted({ ...base, prompt: () => ({ run_id: "r1", steered: false }), cancel: () => undefined })
+    const client = makeTestClient(makeAcpAgent({ host: h.host, agentId: "claude", cancelGraceMs: 100 }).app)
+    await initialize(client)
+    const { sessionId } = await client.agent.request("session/new", { cwd: "/", mcpServers: [] })
+    const stop = new AbortController()
+    const answer = client.agent
+      .request(
+        "session/prompt",
+        { sessionId, prompt: [{ type: "text", text: "go" }] },
+        { cancellationSignal: stop.signal },
+      )
+      .catch((error: unknown) => error)
+    await new Promise((r) => setTimeout(r, 20))
+    expect(h.calls.map((c) => c.method)).toContain("prompt")
+    // The SDK sends $/cancel_request for the prompt's id.
+    stop.abort()
+    await answer
+    await new Promise((r) => setTimeout(r, 50))
+    expect(h.calls.map((c) => c.method)).toContain("cancel")
+    client.close()
+  })
+
   it("a session whose start fails fails its prompt with the start's message", async () => {
     const h = scripted({
       ...base,
@@ -136,6 +160,9 @@ describe("the ACP agent over a scripted host", () => {
     await initialize(client)
     await expect(client.agent.request("session/new", { cwd: "/", mcpServers: [] })).rejects.toMatchObject({
       code: -32000,
+      // The one sign-in advice (sign-in.ts); the account's own words in the data.
+      message: expect.stringContaining(SIGN_IN_ADVICE),
+      data: { detail: "Log in" },
     })
     expect(h.calls.map((c) => c.method)).toContain("closeSession")
     client.close()
@@ -300,6 +327,14 @@ describe("the ACP agent over a scripted host", () => {
         client.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] }),
       ).rejects.toMatchObject({ code: -32000 })
       expect(h.calls.map((c) => c.method)).not.toContain("prompt")
+      // The chat says the same as the error.
+      await client.waitFor(
+        (r) =>
+          r.update.sessionUpdate === "agent_message_chunk" &&
+          r.update.content.type === "text" &&
+          r.update.content.text.includes(SIGN_IN_ADVICE),
+        5_000,
+      )
       client.close()
     })
 

@@ -7,10 +7,6 @@ import * as acp from "@agentclientprotocol/sdk/unstable"
 import type { Catalog } from "./catalog.ts"
 import { type AcpAgentOptions, type AcpContext, AUTH_METHODS, call } from "./context.ts"
 
-/** The one sign-in advice every place gives (the demo, the auth error, the chat). */
-export const SIGN_IN_ADVICE =
-  "Log in to Claude: your editor's sign-in for this agent, or `claude auth login` in a terminal"
-
 /**
  * The sign-in methods, the terminal login as the client can run it: ACP's
  * terminal auth, else the legacy `_meta["terminal-auth"]` command (Zed's

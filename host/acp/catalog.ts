@@ -22,6 +22,7 @@ import type { AgentInfo } from "../../sdk/protocol.ts"
 import { type AcpContext, AUTH_METHODS, messageOf } from "./context.ts"
 import { APPROVAL_OPTION, configOptionsOf, defaultsOf, modesOf } from "./options.ts"
 import type { AcpSession } from "./session.ts"
+import { SIGN_IN_ADVICE } from "./sign-in.ts"
 
 export interface Catalog {
   /** The info, probing when none is live (one probe at a time). */
@@ -91,9 +92,13 @@ export const makeCatalog = (ctx: AcpContext): Catalog => {
   const ready = async () => {
     const current = await agentInfo()
     if (current.status === "AuthRequired")
+      // The one advice (sign-in.ts); the account's own words (which config folder) go in the data.
       throw acp.RequestError.authRequired(
-        { authMethods: Object.values(AUTH_METHODS) },
-        current.statusMessage ?? "Claude Code is not logged in",
+        {
+          authMethods: Object.values(AUTH_METHODS),
+          ...(current.statusMessage !== undefined && { detail: current.statusMessage }),
+        },
+        `Not signed in to Claude Code. ${SIGN_IN_ADVICE}.`,
       )
     if (current.status === "Unavailable")
       throw acp.RequestError.internalError({}, current.statusMessage ?? "Claude Code cannot be run")

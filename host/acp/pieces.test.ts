@@ -7,7 +7,8 @@ import { checkValue, configOptionsOf, modesOf } from "./options.ts"
 import { PromptRefused, promptParts } from "./prompt.ts"
 import { answerFromOption, answersFromForm, approvalOptions, decisionOf, questionForm } from "./questions.ts"
 import { replayUpdates } from "./replay.ts"
-import { makeUpdateState } from "./updates.ts"
+import { clientShows, NOTHING_OPTIONAL } from "./update-state.ts"
+import { makeUpdateState, updatesOf } from "./updates.ts"
 
 const info: AgentInfo = {
   id: "claude",
@@ -235,7 +236,7 @@ describe("MCP servers", () => {
 
 describe("stop reasons", () => {
   const end = (
-    outcome: "Completed" | "Cancelled",
+    outcome: "Completed" | "Cancelled" | "Failed",
     extra: Record<string, unknown> = {},
     cancelled = false,
   ) => ({
@@ -251,6 +252,8 @@ describe("stop reasons", () => {
     expect(stopReasonOf({ kind: "cancelled" })).toBe("cancelled")
     expect(stopReasonOf(end("Completed", { stop_reason: "max_tokens" }))).toBe("max_tokens")
     expect(stopReasonOf(end("Completed", { stop_reason: "refusal" }))).toBe("refusal")
+    // The CLI's --max-turns stop (a failed run to the provider) is the client's max_turn_requests.
+    expect(stopReasonOf(end("Failed", { stop_reason: "max_turns" }))).toBe("max_turn_requests")
   })
 })
 
@@ -368,5 +371,21 @@ describe("a stored chat replayed", () => {
         _meta: { claudeCode: { toolName: "Edit" } },
       },
     ])
+  })
+})
+
+describe("what a client declared it shows", () => {
+  it("nothing optional unless declared: notice, compaction_update, terminal cards", () => {
+    expect(clientShows({})).toEqual(NOTHING_OPTIONAL)
+    expect(
+      clientShows({ session: { notices: {}, compaction: {} }, _meta: { terminal_output: true } }),
+    ).toEqual({ notices: true, compaction: true, terminalCards: true })
+    // A client that declared nothing gets chat lines, never the optional updates.
+    const state = makeUpdateState(clientShows({}))
+    const shown = [
+      ...updatesOf(state, { type: "Notice", session_id: "s", level: "warning", text: "careful" }),
+      ...updatesOf(state, { type: "Compacted", session_id: "s", summary: "" }),
+    ]
+    expect(shown.map((u) => u.sessionUpdate)).toEqual(["agent_message_chunk", "agent_message_chunk"])
   })
 })

@@ -21,10 +21,14 @@ import type { Sessions } from "./sessions.ts"
 
 const CLIENT_ERROR = "session/prompt failed"
 
+/** The provider's stop reason when the CLI stopped at the session's `maxTurns`. */
+const MAX_TURNS = "max_turns"
+
 /** A run's stop reason: the provider's when it gives one ACP knows, else end_turn. */
 export const stopReasonOf = (end: PromptEnd): acp.StopReason => {
   if (end.kind !== "ended" || end.cancelled || end.outcome === "Cancelled") return "cancelled"
   const reason = end.event.stop_reason
+  if (reason === MAX_TURNS) return "max_turn_requests"
   if (reason === "max_tokens" || reason === "refusal" || reason === "max_turn_requests") return reason
   return "end_turn"
 }
@@ -89,7 +93,13 @@ const prompt = async (
     .waitRun(accepted.run_id, deliveryId)
     .finally(() => signal.removeEventListener("abort", onAbort))
   await session.flushed()
-  if (end.kind === "ended" && end.outcome === "Failed" && !end.cancelled)
+  // A run stopped at its turn limit is a stop reason the client knows, not a failure.
+  if (
+    end.kind === "ended" &&
+    end.outcome === "Failed" &&
+    !end.cancelled &&
+    end.event.stop_reason !== MAX_TURNS
+  )
     throw acp.RequestError.internalError(
       { error: end.event.error },
       end.event.error ? `The run failed: ${end.event.error}` : "The run failed",

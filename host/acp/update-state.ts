@@ -23,6 +23,8 @@ export interface UpdateState {
   /** Cost of the process the last run reported from (a restart begins again at 0). */
   lastProcessCost: number
   limits?: UsageLimits
+  /** Usage windows already warned of near their limit, as `id@resets_at` (usage-limits.ts). */
+  readonly warned: Set<string>
   /** Numbers the message ids of lines the agent writes itself (notices). */
   notes: number
   /** What the client declared it shows (its capabilities); nothing optional by default. */
@@ -60,6 +62,7 @@ export const makeUpdateState = (client: ClientShows = NOTHING_OPTIONAL): UpdateS
   calls: new Map(),
   taskText: new Map(),
   taskItem: new Map(),
+  warned: new Set(),
   cost: 0,
   lastProcessCost: 0,
   notes: 0,

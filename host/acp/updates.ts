@@ -27,6 +27,7 @@ import { appendTaskText, taskUpdates } from "./task-updates.ts"
 import { cardOutput, isCard } from "./terminal-cards.ts"
 import { parentMeta, planUpdate, textContent, toolCallEnd, toolCallStart } from "./tool-updates.ts"
 import type { Update, UpdateState } from "./update-state.ts"
+import { limitWarnings } from "./usage-limits.ts"
 
 export { clientShows, makeUpdateState, type Update, type UpdateState } from "./update-state.ts"
 export {
@@ -237,7 +238,11 @@ export const updatesOf = (state: UpdateState, event: AgentEvent): Update[] => {
     case "UsageLimits": {
       state.limits = event.limits
       const usage = usageUpdate(state)
-      return usage ? [usage] : []
+      const warnings = limitWarnings(state, event.limits, {
+        notice: (text) => notice("warning", text),
+        note: (text) => note(state, text),
+      })
+      return [...(usage ? [usage] : []), ...warnings]
     }
     case "RunEnded": {
       if (event.usage) noteUsage(state, event.usage)

@@ -9,6 +9,7 @@ import { ALWAYS_HOLDS } from "../pending.ts"
 import { accountCommands } from "./accounts.ts"
 import type { Command } from "./command.ts"
 import { optionCommands } from "./options.ts"
+import { planCommand } from "./plan.ts"
 import { pluginCommands } from "./plugins.ts"
 import { endCommands, runCommands, taskCommands } from "./run.ts"
 import { folderCommand, sessionCommands } from "./sessions.ts"
@@ -27,6 +28,7 @@ export const COMMANDS: ReadonlyArray<Command> = [
   ...sessionCommands,
   ...accountCommands,
   ...optionCommands,
+  planCommand,
   ...runCommands,
   folderCommand,
   ...taskCommands,
