@@ -634,6 +634,31 @@ describe("rollback and fork", () => {
       },
     ))
 
+  it("resumes a chat not open here with its stored options, the host's given ones on top", () =>
+    test(
+      ({ agent, peer }) =>
+        Effect.gen(function* () {
+          const { proc } = yield* withLaunch(peer, agent.resumeSession({ sessionId: "s1", cwd: WS }))
+          expect(proc.flag("--permission-mode")).toBe("acceptEdits")
+          expect(proc.flag("--model")).toBe("claude-sonnet-5-5")
+          yield* agent.closeSession({ sessionId: "s1" })
+          const { proc: again } = yield* withLaunch(
+            peer,
+            agent.resumeSession({ sessionId: "s1", cwd: WS, options: { model: "claude-opus-5-5" } }),
+          )
+          expect(again.flag("--permission-mode")).toBe("acceptEdits")
+          expect(again.flag("--model")).toBe("claude-opus-5-5")
+        }),
+      {
+        storage: {
+          "session:s1": { sent: {}, options: { approval_mode: "accept_edits", model: "claude-sonnet-5-5" } },
+        },
+        files: {
+          [`${PROJECT}/s1.jsonl`]: `${transcriptLine({ type: "user", uuid: "u1", parentUuid: null, message: { role: "user", content: "hello" } })}\n`,
+        },
+      },
+    ))
+
   it("a chat that never got a prompt resumes as a new conversation under its id", () =>
     test(({ agent, peer }) =>
       Effect.gen(function* () {

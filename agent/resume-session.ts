@@ -61,13 +61,15 @@ export const resumeSessionMethod = (ctx: AgentContext): AgentProvider["resumeSes
             }
           }
           const cliId = yield* state.cliIdFor(hostId)
-          // What the host leaves out of the call, an open session keeps.
+          // What the host leaves out of the call, an open session keeps, else the chat's stored
+          // options (a mode set in an earlier process); what the host gives wins.
+          const kept = existing?.options ?? parseOptions((yield* state.loadSessionState(hostId)).options)
           const base = {
             hostId,
             cwd: params.cwd,
             tools: params.tools ?? existing?.tools,
             instructions: params.instructions ?? existing?.instructions,
-            options: params.options ? parseOptions(params.options) : (existing?.options ?? {}),
+            options: params.options ? { ...kept, ...parseOptions(params.options) } : kept,
           }
           // The transcript decides (agent/restart.ts); a start the CLI refuses moves to the next try.
           const openAs = (recovery: Recovery): Effect.Effect<OpenSession, SessionError, Broker> =>

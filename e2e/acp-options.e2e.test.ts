@@ -6,7 +6,7 @@
  * input that keeps the session; the capabilities a client declares or not;
  * delete; plan mode with ExitPlanMode's approval.
  */
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import { describe, expect, it } from "vitest"
@@ -174,6 +174,40 @@ describe("session options, MCP servers and capabilities", () => {
         mcpServers: [],
       }),
     ).rejects.toThrow()
+  })
+})
+
+describe("a stored chat's mode", () => {
+  it("a mode set in one agent comes back with the chat loaded in the next: shown, and in force", async () => {
+    const { world, client } = await start({
+      main: [
+        [text("first turn")],
+        () => [toolUse("Write", { file_path: join(world.sandbox.ws, "loaded.txt"), content: "x\n" })],
+        [text("written")],
+      ],
+    })
+    const first = client(NOTHING)
+    await first.init
+    const { sessionId } = await first.c.agent.request("session/new", {
+      cwd: world.sandbox.ws,
+      mcpServers: [],
+    })
+    await first.c.agent.request("session/set_mode", { sessionId, modeId: "accept_edits" })
+    await first.c.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] })
+    await first.c.agent.request("session/close", { sessionId })
+    const next = client(NOTHING)
+    await next.init
+    await next.c.agent.request("session/load", { sessionId, cwd: world.sandbox.ws, mcpServers: [] })
+    const end = await next.c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "write it" }],
+    })
+    expect(end.stopReason).toBe("end_turn")
+    // In force: the Write went through unasked; shown: the client was told the mode.
+    expect(next.c.permissions).toEqual([])
+    expect(readFileSync(join(world.sandbox.ws, "loaded.txt"), "utf8")).toBe("x\n")
+    const modes = next.c.of(sessionId, "current_mode_update").map((u) => u.currentModeId)
+    expect(modes.at(-1)).toBe("accept_edits")
   })
 })
 

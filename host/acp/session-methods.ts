@@ -20,10 +20,12 @@ type Asked = Parameters<typeof clientSessionOptions>[0]
 /**
  * What the provider session starts with beyond its cwd: the client's launch
  * settings, its model (checked against the catalog, so an unknown one is an
- * error before anything starts), and the mode the client is shown (the
- * declared defaults, the user's own default mode among them).
+ * error before anything starts), and for a new chat the mode the client is
+ * shown (the declared defaults, the user's own default mode among them); a
+ * stored chat keeps the options it had (the plugin's session state), and
+ * the client hears them once it runs.
  */
-const startParams = async (catalog: Catalog, asked: Asked) => {
+const startParams = async (catalog: Catalog, asked: Asked, stored = false) => {
   const { model, launch } = clientSessionOptions(asked)
   // A chosen model is checked against a catalog: the probe's, when none was seen yet.
   const current =
@@ -40,8 +42,8 @@ const startParams = async (catalog: Catalog, asked: Asked) => {
   return (session: AcpSession): Pick<SessionParams, "options" | "launch"> => {
     const shown = session.values
     const options: Record<string, string | boolean> = {
-      ...(shown[APPROVAL_OPTION] !== undefined && { [APPROVAL_OPTION]: shown[APPROVAL_OPTION] }),
-      ...(shown[PLAN_OPTION] !== undefined && { [PLAN_OPTION]: shown[PLAN_OPTION] }),
+      ...(!stored && shown[APPROVAL_OPTION] !== undefined && { [APPROVAL_OPTION]: shown[APPROVAL_OPTION] }),
+      ...(!stored && shown[PLAN_OPTION] !== undefined && { [PLAN_OPTION]: shown[PLAN_OPTION] }),
       ...(chosen !== undefined && { model: chosen }),
     }
     if (chosen !== undefined) session.values = { ...session.values, model: chosen }
@@ -65,7 +67,7 @@ const load = async (
 ) => {
   const cwd = sessions.workspace(params.cwd)
   const sessionId = params.sessionId
-  const more = await startParams(catalog, params)
+  const more = await startParams(catalog, params, true)
   await sessions.close(sessionId)
   const t0 = performance.now()
   const transcript = await call("session/load", () =>
@@ -141,7 +143,7 @@ export const onSessions = (
       const live = sessions.get(sessionId)
       if (live) return catalog.stateOf(live, await catalog.ready())
       if (catalog.live() || !catalog.current()) await catalog.ready()
-      const more = await startParams(catalog, params)
+      const more = await startParams(catalog, params, true)
       const session = sessions.serve("session/resume", sessionId, cwd, params.mcpServers, (s) =>
         ctx.host.call(ctx.agentId, "resumeSession", { sessionId, cwd, ...more(s) }),
       )
