@@ -26,9 +26,17 @@ describe("childArgs", () => {
     ])
   })
 
-  it("starts with V8's own heap sizes unless the front end sizes the heap itself", () => {
-    expect(childArgs("/e.mjs", "/b.js")[0]).toBe(permissionFlag())
-    expect(childArgs("/e.mjs", "/b.js", ["--allow-worker"])[0]).toBe(permissionFlag())
+  it("starts with a 64 MB first heap limit unless the front end sizes the heap itself", () => {
+    expect(childArgs("/e.mjs", "/b.js").slice(0, 2)).toEqual(["--initial-heap-size=64", permissionFlag()])
+    expect(childArgs("/e.mjs", "/b.js", ["--allow-worker"]).slice(0, 2)).toEqual([
+      "--initial-heap-size=64",
+      permissionFlag(),
+    ])
+    // The ACP front end's young generation of 1 MB is its memory choice: no default beside it.
+    expect(childArgs("/e.mjs", "/b.js", ["--max-semi-space-size=1"]).slice(0, 2)).toEqual([
+      "--max-semi-space-size=1",
+      permissionFlag(),
+    ])
     expect(childArgs("/e.mjs", "/b.js", ["--initial-heap-size=32"]).slice(0, 2)).toEqual([
       "--initial-heap-size=32",
       permissionFlag(),

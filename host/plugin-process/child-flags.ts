@@ -45,9 +45,18 @@ export const PROCESS_FLAGS: ReadonlyArray<string> = ["--v8-pool-size=1"]
 
 const HEAP_FLAG = /^--(max|min|initial)-[a-z-]+-size=\d+$/
 
-/** The heap flags a plugin process starts with: the front end's, in its order; every other flag dropped. */
-export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> =>
-  v8Flags.filter((flag) => HEAP_FLAG.test(flag))
+/**
+ * The heap a plugin process starts with when the front end sizes none: a
+ * first old-generation limit of 64 MB, so V8 does not mark again and again
+ * while a live heap of ~10 MB streams frames under its small first limit.
+ */
+export const DEFAULT_HEAP_FLAGS: ReadonlyArray<string> = ["--initial-heap-size=64"]
+
+/** The heap flags a plugin process starts with: the front end's in its order, else DEFAULT_HEAP_FLAGS. */
+export const heapFlags = (v8Flags: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const chosen = v8Flags.filter((flag) => HEAP_FLAG.test(flag))
+  return chosen.length > 0 ? chosen : DEFAULT_HEAP_FLAGS
+}
 
 /** The child's command line; `v8Flags` never widens the permission model or what code may do. */
 export const childArgs = (entry: string, bundle: string, v8Flags: ReadonlyArray<string> = []): string[] => {
