@@ -15,7 +15,7 @@
  *   (its parent's executable and command line) is not counted until it
  *   runs its own program: its pages are its parent's (a short-lived
  *   `claude --version` caught there would count as a `node` of the adapter's).
- * - The sampling runs on a worker thread (acp-memory-worker.ts), not on the
+ * - The sampling runs on a worker thread (this file, `serveTreeWatcher`), not on the
  *   bench's own event loop, where the SDK client reads the adapter's
  *   messages: reading /proc (a starting CLI's cmdline can block) would delay
  *   that reading, the more the more processes an adapter has.
@@ -26,7 +26,7 @@ import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
-import { Worker } from "node:worker_threads"
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads"
 import { buildSync } from "esbuild"
 
 const SAMPLE_MS = 25
@@ -161,8 +161,8 @@ export const startTreeWatcher = async () => {
     }
   // The bench runs under tsx, whose loader a worker does not inherit: registered there first.
   const start = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
-    .then(({ register }) => { register(); return import(${JSON.stringify(new URL("./acp-memory-worker.ts", import.meta.url).href)}) })`
-  const worker = new Worker(start, { eval: true })
+    .then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}) })`
+  const worker = new Worker(start, { eval: true, workerData: { treeWatcher: true } })
   const answers = new Map<number, (peak: TreePeak) => void>()
   worker.on("message", (m: { ready?: true; root?: number; peak?: TreePeak }) => {
     if (m.root !== undefined && m.peak) answers.get(m.root)?.(m.peak)
@@ -252,3 +252,19 @@ export const sdkOnlyNode = async (node24: string, root: string): Promise<number>
     rmSync(dir, { recursive: true, force: true })
   }
 }
+
+/** The watcher's worker thread: samples each tree it is told to watch, and answers a stop with its peaks. */
+const serveTreeWatcher = () => {
+  const trees = new Map<number, ReturnType<typeof sampleTree>>()
+  parentPort?.on("message", (m: { watch?: number; stop?: number }) => {
+    if (m.watch !== undefined) trees.set(m.watch, sampleTree(m.watch))
+    if (m.stop !== undefined) {
+      const tree = trees.get(m.stop)
+      trees.delete(m.stop)
+      if (tree) parentPort?.postMessage({ root: m.stop, peak: tree.stop() })
+    }
+  })
+  parentPort?.postMessage({ ready: true })
+}
+
+if (!isMainThread && (workerData as { treeWatcher?: boolean } | undefined)?.treeWatcher) serveTreeWatcher()
