@@ -22,7 +22,15 @@ import {
   text,
   toolUse,
 } from "../testkit/model-server.ts"
-import { type AcpxSetup, agentText, runAcpx, runningWithHome, stopReasonOf, waitFor } from "./acp-clients.ts"
+import {
+  type AcpxSetup,
+  agentText,
+  removeAcpxSandbox,
+  runAcpx,
+  runningWithHome,
+  stopReasonOf,
+  waitFor,
+} from "./acp-clients.ts"
 import { repoRoot } from "./harness.ts"
 
 let node24 = ""
@@ -101,16 +109,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close()
-  // acpx's queue owner and the agent may still be exiting (and writing into HOME): retry a moment.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      sandbox?.cleanup()
-      return
-    } catch (error) {
-      if (attempt >= 25) throw error
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  await removeAcpxSandbox(sandbox)
 })
 
 const setup = (ttl?: number): AcpxSetup => ({

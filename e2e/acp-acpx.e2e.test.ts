@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
 import { type ModelServer, startModelServer, text, toolUse } from "../testkit/model-server.ts"
-import { type AcpxSetup, agentText, runAcpx, runningWithHome } from "./acp-clients.ts"
+import { type AcpxSetup, agentText, removeAcpxSandbox, runAcpx, runningWithHome } from "./acp-clients.ts"
 import { repoRoot } from "./harness.ts"
 
 let node24 = ""
@@ -36,16 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close()
-  // acpx's queue owner and the agent may still be exiting (and writing into HOME) after the test: retry a moment.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      sandbox?.cleanup()
-      return
-    } catch (error) {
-      if (attempt >= 25) throw error
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  await removeAcpxSandbox(sandbox)
 })
 
 const setup = (): AcpxSetup => ({

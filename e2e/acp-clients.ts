@@ -116,3 +116,19 @@ export const waitFor = async (done: () => boolean, ms = 20_000): Promise<void> =
   const deadline = Date.now() + ms
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
 }
+
+/**
+ * Remove an acpx test's sandbox: acpx's queue owner and the agent may still
+ * be exiting (and writing into HOME) after the test, so retry a moment.
+ */
+export const removeAcpxSandbox = async (sandbox: { cleanup: () => void } | undefined): Promise<void> => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      sandbox?.cleanup()
+      return
+    } catch (error) {
+      if (attempt >= 25) throw error
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
+}
