@@ -13,13 +13,12 @@ import type { CliDetector } from "../cli-version.ts"
 import { childEnvFor, readLaunchKnobs } from "../config.ts"
 import { LaunchFailed, type SessionError } from "../errors.ts"
 import type { Account } from "../instances.ts"
-import { PROTOCOL_ARGS } from "../session/launch.ts"
 import { limitsFromGetUsage } from "../limits.ts"
-import { makeMapper } from "../map.ts"
+import { makeProbeSession } from "./probe-session.ts"
 import { type ClaudeModel, modelCatalog } from "../models.ts"
 import type { Broker, PluginApi } from "../sdk/plugin-api.ts"
 import type { UsageLimits } from "../sdk/protocol.ts"
-import { makeSession, type SessionSetup, type SessionTimeouts } from "../session.ts"
+import type { SessionSetup, SessionTimeouts } from "../session.ts"
 import { GetUsageResponse, InitializeResponse } from "../wire.ts"
 
 /** What a probe (or the first session) learned: the CLI's own view of models, commands and account. */
@@ -70,36 +69,19 @@ const probeOnce = (setup: CatalogSetup): Effect.Effect<CatalogEntry, SessionErro
     const support = yield* setup.cli.detect
     if (support.unsupported) return yield* new LaunchFailed({ detail: support.unsupported })
     const scope = yield* Scope.fork(setup.scope)
-    const cliId = crypto.randomUUID()
     let answer: InitializeResponse | undefined
     const env = yield* childEnvFor(setup.account)
     // The commands (skills among them) of the settings the sessions read.
     const { settingSources } = yield* readLaunchKnobs
-    const live = yield* makeSession({
-      hostId: `probe-${cliId}`,
+    const live = yield* makeProbeSession({
+      name: "probe",
       cwd: setup.api.fs.paths.home,
-      tools: [],
-      start: { kind: "new", cliId },
-      prepareLaunch: (start) =>
-        Effect.succeed({
-          args: [
-            ...PROTOCOL_ARGS,
-            "--session-id",
-            start.cliId,
-            "--strict-mcp-config",
-            ...(settingSources === undefined ? [] : ["--setting-sources", settingSources]),
-          ],
-          env,
-        }),
-      makeMapper: (id) => makeMapper({ sessionId: id }),
+      env,
+      extraArgs: settingSources === undefined ? [] : ["--setting-sources", settingSources],
       decodeLine: setup.decodeLine,
-      emit: () => Effect.void,
-      hooks: {
-        initialized: (response) =>
-          Effect.sync(() => {
-            const parsed = InitializeResponse.safeParse(response)
-            answer = parsed.success ? parsed.data : {}
-          }),
+      initialized: (response) => {
+        const parsed = InitializeResponse.safeParse(response)
+        answer = parsed.success ? parsed.data : {}
       },
       ...(setup.timeouts ? { timeouts: setup.timeouts } : {}),
     }).pipe(Scope.provide(scope))

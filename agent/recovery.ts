@@ -17,11 +17,10 @@ import { authStatusIn } from "../account.ts"
 import { childEnvFor, configDirFor, type LaunchKnobs } from "../config.ts"
 import { pairIdentity } from "./identity.ts"
 import type { Account } from "../instances.ts"
-import { PROTOCOL_ARGS } from "../session/launch.ts"
-import { makeMapper } from "../map.ts"
+import { makeProbeSession } from "./probe-session.ts"
 import type { Broker } from "../sdk/plugin-api.ts"
 import type { AgentEvent, RecoveryIdentity } from "../sdk/protocol.ts"
-import { makeSession, type SessionSetup } from "../session.ts"
+import type { SessionSetup } from "../session.ts"
 
 export interface RecoverySetup {
   readonly account: Account
@@ -41,34 +40,16 @@ export const probeAccount = (
 ): Effect.Effect<unknown, Error, Broker> =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const cliId = crypto.randomUUID()
     const env = yield* childEnvFor(account)
     let native: unknown
-    const live = yield* makeSession({
-      hostId: `identity-probe-${cliId}`,
+    const live = yield* makeProbeSession({
+      name: "identity-probe",
       cwd,
-      tools: [],
-      start: { kind: "new", cliId },
-      prepareLaunch: (start) =>
-        Effect.succeed({
-          args: [
-            ...PROTOCOL_ARGS,
-            "--session-id",
-            start.cliId,
-            "--strict-mcp-config",
-            "--settings",
-            JSON.stringify({ disableAllHooks: true }),
-          ],
-          env,
-        }),
-      makeMapper: (id) => makeMapper({ sessionId: id }),
+      env,
+      extraArgs: ["--settings", JSON.stringify({ disableAllHooks: true })],
       decodeLine,
-      emit: () => Effect.void,
-      hooks: {
-        initialized: (answer) =>
-          Effect.sync(() => {
-            native = answer.account
-          }),
+      initialized: (answer) => {
+        native = answer.account
       },
     }).pipe(Scope.provide(scope))
     return yield* live.ensureProcess.pipe(
