@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { recordsToItems } from "./records.ts"
-import { diffOfHunks } from "./sdk/diff.ts"
+import { changedLines, diffOfHunks } from "./sdk/diff.ts"
 import { describeToolCall, toolResultOf } from "./tools.ts"
 
 const input = { file_path: "/ws/app.py", old_string: '    print("hi")', new_string: '    print("hello")' }
@@ -50,6 +50,19 @@ describe("an edit's diff from the CLI's patch", () => {
     expect(toolResultOf("ok", result, false, "Read").diff).toBeUndefined()
     expect(diffOfHunks("/x", [{ oldStart: "1", lines: [] }])).toBeUndefined()
     expect(diffOfHunks("/x", [])).toBeUndefined()
+  })
+
+  it("finds where each hunk's change lies in the new file, past its leading context", () => {
+    const hunk = (newStart: number, lines: string[]) => ({
+      oldStart: newStart,
+      oldLines: 0,
+      newStart,
+      newLines: 0,
+      lines,
+    })
+    expect(changedLines([hunk(1, [" # Notes", " ", " line one", "-line two", "+line 2"])])).toEqual([4])
+    expect(changedLines([hunk(7, ["+new"]), hunk(20, [" a", "-gone", " b"])])).toEqual([7, 21])
+    expect(changedLines([{ newStart: "1", lines: [] }])).toEqual([])
   })
 
   it("a stored chat's finished edit carries the same diff", () => {

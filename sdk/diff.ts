@@ -57,6 +57,19 @@ export const diffOfHunks = (path: string, hunks: unknown): string | undefined =>
   return `${out.join("\n")}\n`
 }
 
+/**
+ * Where each hunk's change lies in the new file: its first line past the
+ * leading context (a hunk starts up to three lines before what changed).
+ * Empty when there are no well-formed hunks.
+ */
+export const changedLines = (hunks: unknown): number[] => {
+  if (!Array.isArray(hunks) || !hunks.every(isHunk)) return []
+  return hunks.map((h) => {
+    const context = h.lines.findIndex((line) => !line.startsWith(" "))
+    return h.newStart + Math.max(context, 0)
+  })
+}
+
 /** Lines added and removed, for a summary line. */
 export const diffStats = (before: string, after: string): { added: number; removed: number } => {
   let added = 0

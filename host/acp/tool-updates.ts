@@ -9,6 +9,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk/unstable"
 import type { PlanEntry, ToolCall, ToolKind, ToolStatus } from "../../sdk/protocol.ts"
+import { changedLines } from "../../sdk/diff.ts"
 import { cardEnd, cardStart, isCard } from "./terminal-cards.ts"
 import type { Update } from "./update-state.ts"
 
@@ -105,18 +106,15 @@ export const diffsOf = (call: ToolCall): acp.Diff[] => {
 /**
  * Where a call works, with a line where one is known, so a client can
  * follow the agent to it: a Read's first line (its offset), and once an
- * edit has run, the first new line of each hunk of the CLI's own patch
+ * edit has run, the first changed line of each hunk of the CLI's own patch
  * (`tool_use_result.structuredPatch`, which the call's output carries).
  */
 const locationsOf = (call: ToolCall): acp.ToolCallLocation[] => {
   const input = record(call.input)
   const path = call.path ?? str(input.file_path) ?? str(input.notebook_path)
   if (!path?.startsWith("/")) return []
-  const hunks = record(call.output).structuredPatch
-  if (Array.isArray(hunks)) {
-    const lines = hunks.map((h) => record(h).newStart).filter((n): n is number => typeof n === "number")
-    if (lines.length > 0) return lines.map((line) => ({ path, line }))
-  }
+  const lines = changedLines(record(call.output).structuredPatch)
+  if (lines.length > 0) return lines.map((line) => ({ path, line }))
   const offset = input.offset
   if (call.name === "Read") return [{ path, line: typeof offset === "number" && offset > 1 ? offset : 1 }]
   return [{ path }]
