@@ -35,27 +35,12 @@ import { execFileSync } from "node:child_process"
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { isStale, writeInputs } from "./stale.mjs"
+import { isStale, NODE_BUNDLE, writeInputs } from "./stale.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const out = join(root, "dist", "acp")
 const entryFile = join(out, "main.mjs")
 const inputsFile = join(out, "inputs.json")
-
-const common = {
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  logLevel: "warning",
-  // The host bundles the plugin for its process at run time with esbuild, which
-  // must stay a package (it finds its native binary beside itself).
-  external: ["esbuild"],
-  // Some dependencies still call require(); give the ES module one.
-  banner: {
-    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-  },
-}
 
 /** The agent: dist/acp/main.mjs, server.mjs and its chunks, and inputs.json for isStale. */
 const buildAgent = async () => {
@@ -66,7 +51,7 @@ const buildAgent = async () => {
   mkdirSync(out, { recursive: true })
   const { build } = await import("esbuild")
   const built = await build({
-    ...common,
+    ...NODE_BUNDLE,
     entryPoints: { server: join(root, "host/acp/main.ts") },
     outdir: out,
     outExtension: { ".js": ".mjs" },

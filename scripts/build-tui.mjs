@@ -23,7 +23,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { isStale, writeInputs } from "./stale.mjs"
+import { isStale, NODE_BUNDLE, writeInputs } from "./stale.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const out = join(root, "dist", "tui")
@@ -36,17 +36,7 @@ const build = async () => {
   const { build: esbuild } = await import("esbuild")
   mkdirSync(out, { recursive: true })
   const result = await esbuild({
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    logLevel: "warning",
-    // The host bundles the plugin for its process at run time with esbuild, which must stay a package.
-    external: ["esbuild"],
-    // Some dependencies still call require(); give the ES module one.
-    banner: {
-      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-    },
+    ...NODE_BUNDLE,
     entryPoints: { cvg: join(root, "host/tui/main.ts") },
     outdir: out,
     outExtension: { ".js": ".mjs" },

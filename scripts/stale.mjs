@@ -1,9 +1,26 @@
-// Whether a bundle (scripts/build-tui.mjs, scripts/build-acp.mjs) must be built
-// again, shared by both: its entry is missing, or a source its last build read
-// (listed in its inputs.json, written from esbuild's metafile), its build
-// script or the lockfile is newer than the entry.
+// What the two front ends' bundles (scripts/build-tui.mjs, scripts/build-acp.mjs)
+// share: esbuild's options for a Node bundle, and whether a bundle must be built
+// again: its entry is missing, or a source its last build read (listed in its
+// inputs.json, written from esbuild's metafile), its build script, this file or
+// the lockfile is newer than the entry.
 import { readFileSync, statSync, writeFileSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
+
+/** esbuild's options for a front end's bundle that runs on plain Node (20 and later). */
+export const NODE_BUNDLE = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  logLevel: "warning",
+  // The host bundles the plugin for its process at run time with esbuild, which
+  // must stay a package (it finds its native binary beside itself).
+  external: ["esbuild"],
+  // Some dependencies still call require(); give the ES module one.
+  banner: {
+    js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  },
+}
 
 /**
  * @param {{ root: string, entryFile: string, inputsFile: string, script: string }} bundle
@@ -23,7 +40,7 @@ export const isStale = ({ root, entryFile, inputsFile, script }) => {
   } catch {
     return true
   }
-  for (const path of [...inputs, script, "package-lock.json"]) {
+  for (const path of [...inputs, script, "scripts/stale.mjs", "package-lock.json"]) {
     try {
       if (statSync(join(root, path)).mtimeMs > built) return true
     } catch {

@@ -1,7 +1,8 @@
 /**
  * scripts/stale.mjs, the staleness check both bundles share: a bundle is
  * built again when its entry or inputs list is missing, or when a source it
- * read, its build script or the lockfile is newer than its entry. And
+ * read, its build script, the shared build module or the lockfile is newer
+ * than its entry. And
  * `npm run acp` starts the bundle through it (no TypeScript loader).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
@@ -22,7 +23,7 @@ const tree = () => {
   mkdirSync(join(root, "src"))
   mkdirSync(join(root, "dist"))
   mkdirSync(join(root, "scripts"))
-  for (const path of ["src/a.ts", "scripts/build.mjs", "package-lock.json"])
+  for (const path of ["src/a.ts", "scripts/build.mjs", "scripts/stale.mjs", "package-lock.json"])
     writeFileSync(join(root, path), "")
   const bundle = {
     root,
@@ -42,10 +43,11 @@ describe("isStale", () => {
     expect(isStale(bundle)).toBe(true)
     writeInputs(root, bundle.inputsFile, { inputs: { "src/a.ts": {}, "node_modules/x/index.js": {} } })
     expect(JSON.parse(readFileSync(bundle.inputsFile, "utf8"))).toEqual(["src/a.ts"])
-    for (const path of ["src/a.ts", "scripts/build.mjs", "package-lock.json"]) age(path, 1_000)
+    const sources = ["src/a.ts", "scripts/build.mjs", "scripts/stale.mjs", "package-lock.json"]
+    for (const path of sources) age(path, 1_000)
     age("dist/main.mjs", 2_000)
     expect(isStale(bundle)).toBe(false)
-    for (const path of ["src/a.ts", "scripts/build.mjs", "package-lock.json"]) {
+    for (const path of sources) {
       age(path, 3_000)
       expect(isStale(bundle), path).toBe(true)
       age(path, 1_000)
@@ -61,7 +63,7 @@ describe("npm run acp", () => {
     const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { scripts: Record<string, string> }
     expect(pkg.scripts.acp).toBe("node scripts/build-acp.mjs --start")
     const script = readFileSync("scripts/build-acp.mjs", "utf8")
-    expect(script).toContain('import { isStale, writeInputs } from "./stale.mjs"')
+    expect(script).toMatch(/import \{[^}]*\bisStale\b[^}]*\} from "\.\/stale\.mjs"/)
     expect(readFileSync("scripts/build-tui.mjs", "utf8")).toContain('from "./stale.mjs"')
   })
 })
