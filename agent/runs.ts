@@ -75,8 +75,9 @@ export const runMethods = (ctx: AgentContext): RunMethods => {
           })
           if (!acceptsPlan) return
           open.options = next
-          yield* state.rememberOptions(answer.sessionId, optionsRecord(next))
+          // Said before it is stored: the turn goes on at once, and must not end before the front end knows.
           yield* emit({ type: "SessionInfo", session_id: answer.sessionId, info: sessionInfo(open) })
+          yield* state.rememberOptions(answer.sessionId, optionsRecord(next))
         }),
       ),
 
