@@ -57,10 +57,10 @@ const PROCESS_REFUSED = [
   "_startProfilerIdleNotifier",
   "_stopProfilerIdleNotifier",
   // The host's channel, taken by child.ts before this runs. Node's own `_send`,
-  // `_disconnect` and `channel` stay: the taken `send` goes through them, and
-  // they reach only that channel (whose messages the host checks anyway).
+  // `disconnect` and `channel` stay: the taken `send` goes through them, Node
+  // calls `disconnect` itself when the host lets go (a refusal there crashed
+  // the child instead), and they reach only that channel.
   "send",
-  "disconnect",
 ]
 
 /** Properties of `process` that hold a handle (a socket, the IPC pipe, the module system). */

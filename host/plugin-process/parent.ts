@@ -275,6 +275,8 @@ const rssOf = (pid: number): number | null => {
 const endChild = async (child: SpawnedPlugin["child"], exited: Promise<unknown>) => {
   if (child.exitCode !== null || child.signalCode !== null) return
   if (child.connected) child.disconnect()
+  // The child's read of the lane blocks a pool thread that its exit waits for: EOF frees it.
+  ;(child.stdio[LANE_FD] as Writable | null)?.end()
   const term = setTimeout(() => child.kill("SIGTERM"), 1_000)
   const force = setTimeout(() => child.kill("SIGKILL"), 3_000)
   await exited

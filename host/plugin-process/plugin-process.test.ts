@@ -260,10 +260,13 @@ describe("a plugin process that dies", () => {
     const { h } = await start()
     await h.call("probe", "createSession", { cwd: world.workspace, sessionId: "s1" })
     const [cli] = h.processes()
-    const pid = h.pluginProcess()!.pid
+    const plugin = h.pluginProcess()!
     await h.close()
     host = undefined
-    expect(pidAlive(pid)).toBe(false)
+    expect(pidAlive(plugin.pid)).toBe(false)
     expect(pidAlive(cli!.pid)).toBe(false)
+    // It left on its own when the host let go (no signal after the grace):
+    // Node's own end of the channel ran, and no read of the lane held its exit.
+    expect(await plugin.exited).toMatchObject({ code: 0, signal: null })
   })
 })
