@@ -274,9 +274,10 @@ const rssOf = (pid: number): number | null => {
 /** Disconnect the child (it exits by itself), then SIGTERM and SIGKILL if it lingers; wait for its exit. */
 const endChild = async (child: SpawnedPlugin["child"], exited: Promise<unknown>) => {
   if (child.exitCode !== null || child.signalCode !== null) return
+  const lane = child.stdio[LANE_FD] as Writable | null
   if (child.connected) child.disconnect()
   // The child's read of the lane blocks a pool thread that its exit waits for: EOF frees it.
-  ;(child.stdio[LANE_FD] as Writable | null)?.end()
+  lane?.end()
   const term = setTimeout(() => child.kill("SIGTERM"), 1_000)
   const force = setTimeout(() => child.kill("SIGKILL"), 3_000)
   await exited
