@@ -5,8 +5,9 @@ import { MatrixSequencer } from "./scripts/test-order.ts"
 // Every *.test.ts anywhere in the repository (the plugin's folders too: a test
 // in a new folder runs without touching this file), except installed and
 // generated trees, in three kinds of project (scripts/test-matrix.ts):
-// - e2e: the *.e2e.test.ts files, each in a fresh process: they start real
-//   `claude` processes, so they get long timeouts;
+// - e2e: the *.e2e.test.ts files: they start real `claude` processes, so
+//   they get long timeouts; their workers keep loaded modules from file to
+//   file (each file closes and checks what it started);
 // - unit: every other file, sharing their workers' loaded modules (no
 //   per-file process and import: about half their CPU);
 // - solo: the unit files that replace a module (`vi.mock`), each in a fresh

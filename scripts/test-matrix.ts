@@ -2,8 +2,9 @@
  * The vitest projects of a run (vitest.config.ts): which files, on which
  * Node and CLI, in which kind of worker.
  *
- * Kinds: `e2e` (*.e2e.test.ts, a fresh process per file: they start real
- * `claude` processes and count what is left of them), `solo` (unit files
+ * Kinds: `e2e` (*.e2e.test.ts: they start real `claude` processes and
+ * count what is left of them; a worker keeps its loaded modules from file
+ * to file, each file's worlds closed and checked by its own hooks), `solo` (unit files
  * that replace a module with `vi.mock`, found by reading them: a fresh
  * process per file, so the replacement reaches no other file) and `unit`
  * (every other file; a worker keeps its loaded modules from file to file,
@@ -74,7 +75,7 @@ const projectsOf = (leg: Leg, solo: ReadonlyArray<string>): TestProjectInlineCon
       name: `e2e${leg.suffix}`,
       include: [E2E],
       exclude: leg.e2eOnly ? [...EXCLUDE, PINNED_CLI_ONLY] : EXCLUDE,
-      isolate: true,
+      isolate: false,
     },
   }
   if (leg.e2eOnly) return [e2e]
