@@ -22,6 +22,7 @@
 //
 //   node scripts/build-acp.mjs      → dist/acp/main.mjs, dist/acp/server.mjs and its chunks,
 //                                     and the plugin process prebuilt (dist/plugin-process/)
+//   node scripts/build-acp.mjs --if-stale   the agent only, when missing or older than a source
 //   node scripts/build-acp.mjs --start [args]   what `npm run acp` runs: install the locked
 //                                     dependencies when needed, build the agent when missing or
 //                                     older than a source (scripts/stale.mjs, as build-tui.mjs),
@@ -32,15 +33,17 @@
 // a package (`npm pack`, `npm install -g`) the plugin process's prebuilt files
 // below. Either way it runs the `claude` on the user's PATH (--demo: the pinned one).
 import { execFileSync } from "node:child_process"
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { copyFileSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { isStale, NODE_BUNDLE, writeInputs } from "./stale.mjs"
+import { buildSplit, isStale } from "./stale.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const out = join(root, "dist", "acp")
 const entryFile = join(out, "main.mjs")
 const inputsFile = join(out, "inputs.json")
+
+const stale = () => isStale({ root, entryFile, inputsFile, script: "scripts/build-acp.mjs" })
 
 /** The agent: dist/acp/main.mjs, server.mjs and its chunks, and inputs.json for isStale. */
 const buildAgent = async () => {
@@ -48,22 +51,7 @@ const buildAgent = async () => {
   // so that part is a chunk of its own, evaluated while the child starts (host/acp/main.ts).
   // Chunks sit beside server.mjs: modules that find the repository from their own address
   // (import.meta.url, two folders up) must stay two folders down.
-  mkdirSync(out, { recursive: true })
-  const { build } = await import("esbuild")
-  const built = await build({
-    ...NODE_BUNDLE,
-    entryPoints: { server: join(root, "host/acp/main.ts") },
-    outdir: out,
-    outExtension: { ".js": ".mjs" },
-    splitting: true,
-    chunkNames: "[name]-[hash]",
-    metafile: true,
-  })
-  // The last build's chunks go once this one's are written (an agent still starting from them has
-  // read them by then, or fails as it would have with overwritten files).
-  const written = new Set(Object.keys(built.metafile.outputs).map((path) => resolve(root, path)))
-  for (const name of readdirSync(out))
-    if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
+  await buildSplit({ root, out, entryPoints: { server: join(root, "host/acp/main.ts") }, inputsFile })
 
   const entry = `#!/usr/bin/env node
   // The ACP agent's entry (written by scripts/build-acp.mjs; \`cvg-acp\` in a package): Node's compile
@@ -79,7 +67,6 @@ const buildAgent = async () => {
   await import("./server.mjs")
   `
   writeFileSync(entryFile, entry, { mode: 0o755 })
-  writeInputs(root, inputsFile, built.metafile)
   process.stderr.write(`[build-acp] ${entryFile} (entry), ${join(out, "server.mjs")}\n`)
 }
 
@@ -116,13 +103,15 @@ if (mode === "--start") {
       cwd: root,
       stdio: ["ignore", 2, 2],
     })
-  if (isStale({ root, entryFile, inputsFile, script: "scripts/build-acp.mjs" })) {
+  if (stale()) {
     process.stderr.write("[acp] building the agent (scripts/build-acp.mjs)…\n")
     await buildAgent()
   }
   // The agent reads its own arguments, and runs its entry again for a terminal sign-in.
   process.argv.splice(1, 2, entryFile)
   await import(pathToFileURL(entryFile).href)
+} else if (mode === "--if-stale") {
+  if (stale()) await buildAgent()
 } else {
   await buildAgent()
   buildPluginProcess()

@@ -20,10 +20,10 @@
 // The plugin is not in the bundle: the host runs it in a process of its own,
 // bundled at start by host/plugin-process/ (esbuild stays a package for that).
 // The bundle finds the repository two folders up, as the ACP bundle does.
-import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { chmodSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { isStale, NODE_BUNDLE, writeInputs } from "./stale.mjs"
+import { buildSplit, isStale } from "./stale.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const out = join(root, "dist", "tui")
@@ -33,22 +33,7 @@ const inputsFile = join(out, "inputs.json")
 const stale = () => isStale({ root, entryFile, inputsFile, script: "scripts/build-tui.mjs" })
 
 const build = async () => {
-  const { build: esbuild } = await import("esbuild")
-  mkdirSync(out, { recursive: true })
-  const result = await esbuild({
-    ...NODE_BUNDLE,
-    entryPoints: { cvg: join(root, "host/tui/main.ts") },
-    outdir: out,
-    outExtension: { ".js": ".mjs" },
-    splitting: true,
-    chunkNames: "[name]-[hash]",
-    metafile: true,
-  })
-  // The last build's chunks go once this one's are written.
-  const written = new Set(Object.keys(result.metafile.outputs).map((path) => resolve(root, path)))
-  for (const name of readdirSync(out))
-    if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
-  writeInputs(root, inputsFile, result.metafile)
+  await buildSplit({ root, out, entryPoints: { cvg: join(root, "host/tui/main.ts") }, inputsFile })
   writeFileSync(
     entryFile,
     `#!/usr/bin/env -S node --max-semi-space-size=2

@@ -1,9 +1,9 @@
 // What the two front ends' bundles (scripts/build-tui.mjs, scripts/build-acp.mjs)
-// share: esbuild's options for a Node bundle, and whether a bundle must be built
-// again: its entry is missing, or a source its last build read (listed in its
-// inputs.json, written from esbuild's metafile), its build script, this file or
-// the lockfile is newer than the entry.
-import { readFileSync, statSync, writeFileSync } from "node:fs"
+// share: esbuild's options for a Node bundle, the split build itself, and whether
+// a bundle must be built again: its entry is missing, or a source its last build
+// read (listed in its inputs.json, written from esbuild's metafile), its build
+// script, this file or the lockfile is newer than the entry.
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 
 /** esbuild's options for a front end's bundle that runs on plain Node (20 and later). */
@@ -56,4 +56,29 @@ export const writeInputs = (root, inputsFile, metafile) => {
     .map((path) => relative(root, resolve(root, path)))
     .filter((path) => !path.startsWith("node_modules"))
   writeFileSync(inputsFile, `${JSON.stringify(inputs)}\n`)
+}
+
+/**
+ * Bundle `entryPoints` into `out` with their chunks beside them (`[name]-[hash].mjs`),
+ * remove the last build's chunks this one did not write (an agent still starting
+ * from them has read them by then, or fails as it would have with overwritten
+ * files), and keep the sources it read in `inputsFile` for the next isStale.
+ * @param {{ root: string, out: string, entryPoints: Record<string, string>, inputsFile: string }} bundle
+ */
+export const buildSplit = async ({ root, out, entryPoints, inputsFile }) => {
+  mkdirSync(out, { recursive: true })
+  const { build } = await import("esbuild")
+  const built = await build({
+    ...NODE_BUNDLE,
+    entryPoints,
+    outdir: out,
+    outExtension: { ".js": ".mjs" },
+    splitting: true,
+    chunkNames: "[name]-[hash]",
+    metafile: true,
+  })
+  const written = new Set(Object.keys(built.metafile.outputs).map((path) => resolve(root, path)))
+  for (const name of readdirSync(out))
+    if (/-[A-Z0-9]{8}\.mjs$/.test(name) && !written.has(join(out, name))) rmSync(join(out, name))
+  writeInputs(root, inputsFile, built.metafile)
 }
