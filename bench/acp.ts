@@ -326,22 +326,12 @@ const reportPlan = (ours: PlanRun[], theirs: PlanRun[]) => {
   console.log(row(["  of which", roles(ours.map((x) => x.memory)), roles(theirs.map((x) => x.memory)), ""]))
   const last = (xs: PlanRun[]) => xs.at(-1)
   console.log(row(["stop reason", last(ours)?.stop ?? "n/a", last(theirs)?.stop ?? "n/a", ""]))
-  console.log(
-    row([
-      "the MCP tool's answer reached the model",
-      `${ours.filter((x) => x.echoed).length}/${ours.length}`,
-      `${theirs.filter((x) => x.echoed).length}/${theirs.length}`,
-      "",
-    ]),
-  )
-  console.log(
-    row([
-      "the model was told it is in plan mode",
-      `${ours.filter((x) => x.planned).length}/${ours.length}`,
-      `${theirs.filter((x) => x.planned).length}/${theirs.length}`,
-      "",
-    ]),
-  )
+  const runsWith = (xs: PlanRun[], seen: (x: PlanRun) => boolean) => `${xs.filter(seen).length}/${xs.length}`
+  for (const [label, seen] of [
+    ["the MCP tool's answer reached the model", (x: PlanRun) => x.echoed],
+    ["the model was told it is in plan mode", (x: PlanRun) => x.planned],
+  ] as const)
+    console.log(row([label, runsWith(ours, seen), runsWith(theirs, seen), ""]))
   console.log(
     row([
       "permission requests (ExitPlanMode's among them)",

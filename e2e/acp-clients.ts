@@ -4,7 +4,7 @@
  * connection outlives its test. And acpx, the real client no one here wrote,
  * run as a command line (`runAcpx`) with what it prints parsed.
  */
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { AgentApp } from "@agentclientprotocol/sdk/unstable"
@@ -54,6 +54,19 @@ export interface AcpxSetup {
   /** Seconds acpx's queue owner stays after its last command. */
   readonly ttl?: number
 }
+
+/** A Node >= 22 for acpx: scripts/current-node.mjs (the pinned Node 24, installed into .cache/ when missing). */
+export const acpxNode = (): string =>
+  execFileSync(process.execPath, [join(repoRoot, "scripts/current-node.mjs")], { encoding: "utf8" }).trim()
+
+/** Build the bundled agent (dist/acp/) when it is missing or older than a source, as `npm run acp` does. */
+export const buildBundledAgent = (): void => {
+  execFileSync(process.execPath, [join(repoRoot, "scripts/build-acp.mjs"), "--if-stale"], { stdio: "pipe" })
+}
+
+/** The bundled agent's command line, as an editor names it, keeping its data in `dataDir`. */
+export const bundledAgent = (dataDir: string): string =>
+  `${process.execPath} ${join(repoRoot, "dist/acp/main.mjs")} --data ${dataDir}`
 
 /** One acpx command, run asynchronously (the scripted model answers from this very process). */
 export const runAcpx = async (setup: AcpxSetup, ...args: string[]): Promise<AcpxRun> => {

@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { claudeBinary, cliEnv, makeSandbox, type Sandbox } from "../testkit/cli.ts"
 import { type ModelServer, startModelServer, text } from "../testkit/model-server.ts"
+import { acpxNode, removeAcpxSandbox } from "./acp-clients.ts"
 import { repoRoot } from "./harness.ts"
 
 let node24 = ""
@@ -28,9 +29,7 @@ const npm = (args: string[], cwd = repoRoot) =>
   execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
 beforeAll(async () => {
-  node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/current-node.mjs")], {
-    encoding: "utf8",
-  }).trim()
+  node24 = acpxNode()
   work = mkdtempSync(join(tmpdir(), "cvg-install-"))
   const tarball = join(work, npm(["pack", "--pack-destination", work]).trim().split("\n").at(-1)!)
   prefix = join(work, "prefix")
@@ -51,14 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close()
-  for (let attempt = 0; attempt < 25; attempt++) {
-    try {
-      sandbox?.cleanup()
-      break
-    } catch {
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  await removeAcpxSandbox(sandbox)
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
